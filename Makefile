@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# DLM top-level build.  See README.md; `make help` lists the targets.
+
+KVER_DEBIAN	:= 6.1.0-56-amd64
+# The running kernel's build directory when there is one, else Debian 6.1.
+KDIR		?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
+			       /usr/src/linux-headers-$(KVER_DEBIAN))
+# Kernel the VM tests boot: a version under /boot or a path to a vmlinuz.
+VM_KERNEL	?= $(KVER_DEBIAN)
+
+O		?= $(CURDIR)/build
+CC		?= cc
+LINUX_SRC_TAR	?= /usr/src/linux-source-6.1.tar.xz
+
+# Warnings are errors in CI and on request (WERROR=1), not for DKMS users
+# whose newer compiler may warn about something new.
+WERROR		?= $(if $(filter true 1,$(CI)),1,0)
+ifeq ($(WERROR),1)
+KMOD_KCFLAGS	:= -Werror
+USER_WERROR	:= -Werror
+endif
+
+# Subsystems (see Kconfig); the out-of-tree build honours the same symbols.
+CONFIG_DLMEM		?= m
+KCONFIG_ARGS	:= CONFIG_DLMEM=$(CONFIG_DLMEM) \
+		   CONFIG_DLMEM_BLK=$(CONFIG_DLMEM_BLK) \
+		   CONFIG_DLMEM_FMPL=$(CONFIG_DLMEM_FMPL) \
+		   CONFIG_DLMEM_AWGSTAR=$(CONFIG_DLMEM_AWGSTAR)
+
+KMAKE		= $(MAKE) -C $(KDIR) M=$(CURDIR)/kmod $(KCONFIG_ARGS) \
+		  KCFLAGS="$(KMOD_KCFLAGS)"
+
+USER_CFLAGS	:= -O2 -g -Wall $(USER_WERROR) -I$(CURDIR)/uapi
+KSFT_INC	:= $(O)/kselftest
+
+.PHONY: all modules user help deps check check-native check-vm lint \
+	sparse checkpatch dkms-test demo install clean
+
+all: modules user
+
+help:
+	@echo 'make              build dlmem.ko (KDIR=$(KDIR)) and user space'
+	@echo 'make deps         install build/test dependencies (Debian 12, root)'
+	@echo 'make check        native tests, lint, DKMS, selftests in a VM;'
+	@echo '                  ends with "N passed, N failed, N skipped"'
+	@echo 'make check-vm     only the selftests in the VM'
+	@echo 'make lint         checkpatch --strict and sparse on kmod/'
+	@echo 'make dkms-test    dkms build for $(KVER_DEBIAN) in a private tree'
+	@echo 'make demo         boot a VM and run the /dev/dlm demo'
+	@echo 'make install      install dlmem.ko and the uapi header'
+	@echo 'Variables: KDIR, VM_KERNEL, O, WERROR, CONFIG_DLMEM_*'
+
+deps:
+	scripts/install-deps.sh
+
+modules:
+	@test -d $(KDIR) || { echo "no kernel build tree at $(KDIR):" \
+		"run 'make deps' or pass KDIR=" >&2; exit 1; }
+	$(KMAKE) W=1 modules
+
+# ---- user space -----------------------------------------------------------
+
+SELFTESTS	:= $(addprefix $(O)/selftests/dlm/,dlm_api_test dlm_map_test dlm_hold)
+TOOLS		:= $(O)/bin/dlmctl $(O)/bin/dlm-demo
+
+user: $(SELFTESTS) $(TOOLS)
+
+# kselftest headers come from Debian's linux-source-6.1, never from the repo.
+$(KSFT_INC)/kselftest_harness.h:
+	@test -f $(LINUX_SRC_TAR) || { echo "$(LINUX_SRC_TAR) missing:" \
+		"run 'make deps'" >&2; exit 1; }
+	mkdir -p $(KSFT_INC)
+	tar -C $(KSFT_INC) -xf $(LINUX_SRC_TAR) --strip-components=4 \
+		linux-source-6.1/tools/testing/selftests/kselftest.h \
+		linux-source-6.1/tools/testing/selftests/kselftest_harness.h
+	touch $@
+
+$(O)/selftests/dlm/%: selftests/dlm/%.c selftests/dlm/*.h uapi/linux/dlmem.h \
+		$(KSFT_INC)/kselftest_harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -I$(KSFT_INC) -pthread -o $@ $<
+
+$(O)/bin/dlmctl: daemon/dlmctl.c uapi/linux/dlmem.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Wextra -o $@ $<
+
+$(O)/bin/dlm-demo: userlib/examples/dlm-demo.c uapi/linux/dlmem.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Wextra -o $@ $<
+
+# ---- tests ----------------------------------------------------------------
+
+RESULTS		:= $(O)/results
+
+check: all
+	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
+	-@$(MAKE) --no-print-directory check-native
+	-@$(MAKE) --no-print-directory lint
+	-@$(MAKE) --no-print-directory dkms-test
+	-@$(MAKE) --no-print-directory check-vm
+	@scripts/tap-summary $(RESULTS)
+
+check-native: user
+	@mkdir -p $(RESULTS)
+	scripts/run-tap native-tap-summary $(RESULTS) scripts/test-tap-summary.sh
+	scripts/run-tap native-dmesg-check $(RESULTS) vm-images/test-dmesg-check.sh
+	scripts/run-tap native-uapi $(RESULTS) scripts/test-uapi.sh
+
+check-vm: all
+	@mkdir -p $(RESULTS)
+	vm-images/vm-run --kernel $(VM_KERNEL) --out $(RESULTS)/vm -- \
+		selftests/run-in-vm.sh $(RESULTS)/vm; \
+	  scripts/vm-verdict $$? $(RESULTS)
+
+lint:
+	@mkdir -p $(RESULTS)
+	scripts/run-tap lint $(RESULTS) scripts/lint.sh $(KDIR)
+
+dkms-test:
+	@mkdir -p $(RESULTS)
+	scripts/run-tap dkms $(RESULTS) scripts/test-dkms.sh $(KVER_DEBIAN)
+
+demo: all
+	vm-images/vm-run --kernel $(VM_KERNEL) -- vm-images/demo.sh
+
+install: modules
+	$(KMAKE) modules_install
+	install -D -m 0644 uapi/linux/dlmem.h $(DESTDIR)/usr/include/linux/dlmem.h
+
+clean:
+	-$(KMAKE) clean
+	rm -rf $(O)

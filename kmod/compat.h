@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Differences between the kernels dlmem.ko builds against (6.1 and later).
+ * Kbuild probes the kernel's headers for each feature (DLM_HAVE_*) rather
+ * than comparing version numbers, so backports are picked up too.
+ */
+#ifndef _DLMEM_COMPAT_H
+#define _DLMEM_COMPAT_H
+
+#include <linux/mm.h>
+
+#ifndef DLM_HAVE_VM_FLAGS_SET	/* added in 6.3 */
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+#endif
+
+#endif /* _DLMEM_COMPAT_H */

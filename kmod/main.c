@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dlmem.ko: DLM, a memory space larger than local RAM backed by the memory
+ * of other machines.  Module entry points and parameters.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/module.h>
+
+#include "dlmem.h"
+
+static unsigned long default_page_kb = 1024;
+module_param(default_page_kb, ulong, 0444);
+MODULE_PARM_DESC(default_page_kb,
+		 "DLM page size in KiB when DLM_IOC_SETUP passes 0 (multiple of the CPU page size, default 1024)");
+
+static unsigned long max_local_mb;
+module_param(max_local_mb, ulong, 0444);
+MODULE_PARM_DESC(max_local_mb,
+		 "Largest local budget of one DLM space in MiB (default 0: half of RAM)");
+
+struct dlm_limits dlm_limits;
+
+static int __init dlm_limits_init(void)
+{
+	u64 ram = (u64)totalram_pages() << PAGE_SHIFT;
+
+	dlm_limits.page_size_default = (u64)default_page_kb << 10;
+	if (!dlm_limits.page_size_default ||
+	    !IS_ALIGNED(dlm_limits.page_size_default, PAGE_SIZE) ||
+	    dlm_limits.page_size_default > DLM_PAGE_SIZE_MAX) {
+		pr_err("default_page_kb=%lu must be a multiple of %lu up to %llu\n",
+		       default_page_kb, PAGE_SIZE >> 10, DLM_PAGE_SIZE_MAX >> 10);
+		return -EINVAL;
+	}
+
+	dlm_limits.local_budget_max = max_local_mb ? (u64)max_local_mb << 20 :
+						     ram / 2;
+	if (dlm_limits.local_budget_max > ram) {
+		pr_err("max_local_mb=%lu exceeds RAM (%llu MiB)\n",
+		       max_local_mb, ram >> 20);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int __init dlm_init(void)
+{
+	int ret;
+
+	ret = dlm_limits_init();
+	if (ret)
+		return ret;
+
+	ret = dlm_dev_init();
+	if (ret) {
+		pr_err("cannot register /dev/dlm: %d\n", ret);
+		return ret;
+	}
+	pr_info("/dev/dlm ready, API %u, default page %llu KiB, local budget limit %llu MiB\n",
+		DLM_API_VERSION, dlm_limits.page_size_default >> 10,
+		dlm_limits.local_budget_max >> 20);
+	return 0;
+}
+
+static void __exit dlm_exit(void)
+{
+	dlm_dev_exit();
+	dlm_space_exit();
+}
+
+module_init(dlm_init);
+module_exit(dlm_exit);
+
+MODULE_DESCRIPTION("DLM: distributed large memory through /dev/dlm");
+MODULE_AUTHOR("The DLM developers");
+MODULE_LICENSE("GPL");

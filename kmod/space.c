@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DLM spaces: the table of resident DLM pages and their local frames.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/gfp.h>
+#include <linux/idr.h>
+#include <linux/math64.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "dlmem.h"
+
+static DEFINE_IDA(dlm_space_ida);
+
+struct dlm_space *dlm_space_create(const struct dlm_setup *setup,
+				   struct address_space *mapping)
+{
+	struct dlm_space *sp;
+	int id;
+
+	sp = kzalloc(sizeof(*sp), GFP_KERNEL);
+	if (!sp)
+		return ERR_PTR(-ENOMEM);
+
+	/* Window 0 is never used, so offset 0 is never a valid mapping. */
+	id = ida_alloc_range(&dlm_space_ida, 1, DLM_SPACES_MAX - 1, GFP_KERNEL);
+	if (id < 0) {
+		kfree(sp);
+		return ERR_PTR(id == -ENOSPC ? -EMFILE : id);
+	}
+
+	mutex_init(&sp->lock);
+	xa_init(&sp->dpages);
+	sp->mapping = mapping;
+	sp->id = id;
+	sp->base_pgoff = (unsigned long)id << (DLM_SPACE_SHIFT - PAGE_SHIFT);
+	sp->page_size = setup->page_size;
+	sp->ppd = setup->page_size >> PAGE_SHIFT;
+	sp->nr_dpages = div64_u64(setup->total_size, setup->page_size);
+	sp->budget_dpages = div64_u64(setup->local_budget, setup->page_size);
+	sp->backing = setup->backing;
+	return sp;
+}
+
+static void dlm_dpage_free(struct dlm_dpage *dp)
+{
+	unsigned int i;
+
+	for (i = 0; i < dp->nr_frames; i++)
+		if (dp->frames[i])
+			put_page(dp->frames[i]);
+	kvfree(dp);
+}
+
+/* Called when the owning file is released: no vma maps the space any more. */
+void dlm_space_destroy(struct dlm_space *sp)
+{
+	struct dlm_dpage *dp;
+	unsigned long dpn;
+
+	xa_for_each(&sp->dpages, dpn, dp) {
+		dlm_dpage_free(dp);
+		cond_resched();
+	}
+	xa_destroy(&sp->dpages);
+	ida_free(&dlm_space_ida, sp->id);
+	mutex_destroy(&sp->lock);
+	kfree(sp);
+}
+
+static struct dlm_dpage *dlm_dpage_alloc(unsigned int ppd)
+{
+	struct dlm_dpage *dp;
+	unsigned int i;
+
+	dp = kvzalloc(struct_size(dp, frames, ppd), GFP_KERNEL_ACCOUNT);
+	if (!dp)
+		return NULL;
+	dp->nr_frames = ppd;
+	for (i = 0; i < ppd; i++) {
+		dp->frames[i] = alloc_page(GFP_HIGHUSER | __GFP_ZERO |
+					   __GFP_ACCOUNT);
+		if (!dp->frames[i]) {
+			dlm_dpage_free(dp);
+			return NULL;
+		}
+	}
+	return dp;
+}
+
+/*
+ * Return the resident DLM page @dpn, materialising it zero-filled on first
+ * touch.  Called with sp->lock held.  On failure returns NULL and sets @ret
+ * to the fault code to return.
+ */
+struct dlm_dpage *dlm_space_get_dpage(struct dlm_space *sp, u64 dpn,
+				      vm_fault_t *ret)
+{
+	struct dlm_dpage *dp;
+	int err;
+
+	lockdep_assert_held(&sp->lock);
+
+	dp = xa_load(&sp->dpages, dpn);
+	if (dp)
+		return dp;
+
+	if (sp->nr_resident >= sp->budget_dpages) {
+		/* DLM_BACKING_LOCAL: nowhere to evict to. */
+		atomic64_inc(&sp->sigbus);
+		pr_warn_ratelimited("pid %d (%s): local budget of %llu bytes exhausted with no remote backing, sending SIGBUS (raise dlm_setup.local_budget or use DLM_BACKING_REMOTE)\n",
+				    task_pid_nr(current), current->comm,
+				    sp->budget_dpages * sp->page_size);
+		*ret = VM_FAULT_SIGBUS;
+		return NULL;
+	}
+
+	dp = dlm_dpage_alloc(sp->ppd);
+	if (!dp) {
+		*ret = VM_FAULT_OOM;
+		return NULL;
+	}
+
+	err = xa_err(xa_store(&sp->dpages, dpn, dp, GFP_KERNEL_ACCOUNT));
+	if (err) {
+		dlm_dpage_free(dp);
+		*ret = VM_FAULT_OOM;
+		return NULL;
+	}
+	sp->nr_resident++;
+	atomic64_inc(&sp->populates);
+	return dp;
+}
+
+void dlm_space_stats(struct dlm_space *sp, struct dlm_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->faults = atomic64_read(&sp->faults);
+	st->populates = atomic64_read(&sp->populates);
+	st->sigbus = atomic64_read(&sp->sigbus);
+	mutex_lock(&sp->lock);
+	st->dpages_resident = sp->nr_resident;
+	mutex_unlock(&sp->lock);
+	st->bytes_resident = st->dpages_resident * sp->page_size;
+	st->bytes_mapped = atomic64_read(&sp->bytes_mapped);
+}
+
+void dlm_space_exit(void)
+{
+	ida_destroy(&dlm_space_ida);
+}

@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# run-in-vm.sh OUTDIR - run every selftest, kselftest style, as root inside
+# the test VM (vm-images/vm-run boots it; make check-vm calls this).
+#
+# For each subsystem directory selftests/NAME/ with a `settings` file, each
+# built program build/selftests/NAME/*_test and each script
+# selftests/NAME/*_test.sh runs under the directory's timeout; its TAP goes
+# to OUTDIR/NAME/PROGRAM.tap.  dlmem.ko is loaded first and must unload
+# cleanly at the end (that is a test too).  DLM_BUILD names the build
+# directory (default: build/ of the repository).
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: run-in-vm.sh OUTDIR}
+export DLM_BUILD=${DLM_BUILD:-$top/build}
+export DLM_KO=$top/kmod/dlmem.ko DLM_BIN=$DLM_BUILD
+mkdir -p "$out"
+
+if [[ ! -d /sys/module/dlmem ]] && ! insmod "$DLM_KO"; then
+	echo "run-in-vm.sh: cannot load $DLM_KO" >&2
+fi
+
+run_one() {	# run_one TIMEOUT TAPFILE CMD...
+	local t=$1 tap=$2 rc
+	shift 2
+	echo "# selftests: $*"
+	timeout --kill-after=10 "$t" "$@" >"$tap" 2>&1
+	rc=$?
+	if ((rc == 124 || rc == 137)); then
+		echo "not ok - $(basename "$1") timed out after ${t}s" >>"$tap"
+	elif ((rc != 0 && rc != 4)) && ! grep -q '^not ok' "$tap"; then
+		echo "not ok - $(basename "$1") exited with status $rc" >>"$tap"
+	fi
+	grep -E '^(not )?ok|^1\.\.0' "$tap" | sed 's/^/  /'
+}
+
+for dir in "$top"/selftests/*/; do
+	name=$(basename "$dir")
+	[[ -f $dir/settings ]] || continue
+	timeout=$(sed -n 's/^timeout=//p' "$dir/settings")
+	mkdir -p "$out/$name"
+	for prog in "$DLM_BUILD/selftests/$name"/*_test; do
+		[[ -x $prog ]] || continue
+		run_one "${timeout:-300}" "$out/$name/$(basename "$prog").tap" "$prog"
+	done
+	for sh in "$dir"/*_test.sh; do
+		[[ -x $sh ]] || continue
+		run_one "${timeout:-300}" "$out/$name/$(basename "$sh" .sh).tap" "$sh"
+	done
+done
+
+{
+	echo "TAP version 13"
+	echo "1..1"
+	if rmmod dlmem 2>"$out/rmmod.err"; then
+		echo "ok 1 - dlmem.ko unloads after all tests"
+	else
+		echo "not ok 1 - dlmem.ko unloads after all tests: $(cat "$out/rmmod.err")"
+	fi
+} >"$out/module-unload.tap"
+cat "$out/module-unload.tap"
+exit 0

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * dlmem.h - user-space API of /dev/dlm, the DLM remote-memory device.
+ *
+ * The header is named dlmem.h (and the module dlmem.ko) because the kernel
+ * already ships linux/dlm.h and dlm.ko for the distributed lock manager.
+ *
+ * Protocol, in this order, on one open file of /dev/dlm:
+ *
+ *   1. DLM_IOC_API      handshake: ABI version and feature negotiation.
+ *   2. DLM_IOC_SETUP    shape of the DLM space: page size, size, budget.
+ *   3. mmap(MAP_SHARED, offset = dlm_setup.mmap_offset)
+ *   4. DLM_IOC_STATS    counters of the space, at any time after SETUP.
+ *
+ * DLM_IOC_GET_INFO may be called at any time, even before the handshake.
+ * Every structure is fixed-size with explicit padding; fields named
+ * reserved* must be zero on input and are zero on output.
+ */
+#ifndef _UAPI_LINUX_DLMEM_H
+#define _UAPI_LINUX_DLMEM_H
+
+#include <linux/const.h>
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define DLM_API_VERSION		1
+
+/* Features negotiated by DLM_IOC_API (bit set = supported / requested). */
+#define DLM_FEATURE_LOCAL	_BITULL(0)	/* DLM_BACKING_LOCAL spaces */
+#define DLM_FEATURE_STATS	_BITULL(1)	/* DLM_IOC_STATS */
+#define DLM_FEATURE_REMOTE	_BITULL(2)	/* DLM_BACKING_REMOTE spaces */
+
+/**
+ * struct dlm_api - DLM_IOC_API argument.
+ * @api: in: DLM_API_VERSION the caller was built for; out: the kernel's.
+ * @reserved: must be zero.
+ * @features: in: features the caller requires (unknown bits: EINVAL);
+ *	out: every feature this kernel supports.
+ */
+struct dlm_api {
+	__u32 api;
+	__u32 reserved;
+	__u64 features;
+};
+
+/**
+ * struct dlm_info - DLM_IOC_GET_INFO result (output only).
+ * @api: DLM_API_VERSION of the kernel.
+ * @page_size_min: smallest DLM page size (the CPU page size).
+ * @features: every feature this kernel supports.
+ * @page_size_default: DLM page size used when dlm_setup.page_size is 0.
+ * @page_size_max: largest DLM page size accepted.
+ * @total_size_max: largest dlm_setup.total_size accepted.
+ * @local_budget_max: largest dlm_setup.local_budget accepted.
+ * @reserved: zero.
+ */
+struct dlm_info {
+	__u32 api;
+	__u32 page_size_min;
+	__u64 features;
+	__u64 page_size_default;
+	__u64 page_size_max;
+	__u64 total_size_max;
+	__u64 local_budget_max;
+	__u64 reserved[4];
+};
+
+/* dlm_setup.backing: where DLM pages live beyond the local budget. */
+#define DLM_BACKING_LOCAL	0	/* nowhere: a fault beyond budget is SIGBUS */
+#define DLM_BACKING_REMOTE	1	/* memory servers through dlmd */
+
+/**
+ * struct dlm_setup - DLM_IOC_SETUP argument.
+ * @flags: must be zero (no flags defined in API version 1).
+ * @backing: DLM_BACKING_*.
+ * @page_size: DLM page size in bytes, a multiple of dlm_info.page_size_min
+ *	up to dlm_info.page_size_max; 0 selects dlm_info.page_size_default.
+ * @reserved0: must be zero.
+ * @total_size: size of the DLM space in bytes, a non-zero multiple of the
+ *	DLM page size, at most dlm_info.total_size_max.
+ * @local_budget: bytes of local frames the space may hold resident, a
+ *	multiple of the DLM page size, at most dlm_info.local_budget_max;
+ *	0 selects min(total_size, rounded-down local_budget_max).
+ *	Out: the budget in force.
+ * @mmap_offset: out: the offset to pass to mmap() for this space.
+ * @reserved: must be zero.
+ */
+struct dlm_setup {
+	__u32 flags;
+	__u32 backing;
+	__u64 page_size;
+	__u64 total_size;
+	__u64 local_budget;
+	__u64 mmap_offset;
+	__u64 reserved[3];
+};
+
+/**
+ * struct dlm_stats - DLM_IOC_STATS result (output only).
+ * @faults: page faults that resolved a DLM page (one per DLM page mapped
+ *	into one process, not one per 4 KB page).
+ * @populates: DLM pages materialised zero-filled on first touch.
+ * @sigbus: faults answered with SIGBUS.
+ * @dpages_resident: DLM pages currently holding local frames.
+ * @bytes_resident: bytes of local frames currently held.
+ * @bytes_mapped: bytes inserted into page tables, cumulative.
+ * @reserved: zero.
+ */
+struct dlm_stats {
+	__u64 faults;
+	__u64 populates;
+	__u64 sigbus;
+	__u64 dpages_resident;
+	__u64 bytes_resident;
+	__u64 bytes_mapped;
+	__u64 reserved[10];
+};
+
+#define DLM_IOC_MAGIC		0xDA
+
+#define DLM_IOC_API		_IOWR(DLM_IOC_MAGIC, 0x00, struct dlm_api)
+#define DLM_IOC_GET_INFO	_IOR(DLM_IOC_MAGIC, 0x01, struct dlm_info)
+#define DLM_IOC_SETUP		_IOWR(DLM_IOC_MAGIC, 0x02, struct dlm_setup)
+#define DLM_IOC_STATS		_IOR(DLM_IOC_MAGIC, 0x03, struct dlm_stats)
+
+#endif /* _UAPI_LINUX_DLMEM_H */
