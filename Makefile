@@ -10,6 +10,7 @@ KDIR		?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 VM_KERNEL	?= $(KVER_DEBIAN)
 
 O		?= $(CURDIR)/build
+SHELL		:= /bin/bash
 CC		?= cc
 LINUX_SRC_TAR	?= /usr/src/linux-source-6.1.tar.xz
 
@@ -51,8 +52,10 @@ help:
 	@echo 'make install      install dlmem.ko and the uapi header'
 	@echo 'Variables: KDIR, VM_KERNEL, O, WERROR, CONFIG_DLMEM_*'
 
+# Idempotent and quick when everything is there; make check and make demo
+# run it first so that each works on a fresh machine.
 deps:
-	scripts/install-deps.sh
+	@scripts/install-deps.sh
 
 modules:
 	@test -d $(KDIR) || { echo "no kernel build tree at $(KDIR):" \
@@ -93,13 +96,15 @@ $(O)/bin/dlm-demo: userlib/examples/dlm-demo.c uapi/linux/dlmem.h
 
 RESULTS		:= $(O)/results
 
-check: all
+check: deps
+	@$(MAKE) --no-print-directory all
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
 	-@$(MAKE) --no-print-directory check-native
 	-@$(MAKE) --no-print-directory lint
 	-@$(MAKE) --no-print-directory dkms-test
 	-@$(MAKE) --no-print-directory check-vm
-	@scripts/tap-summary $(RESULTS)
+	@scripts/tap-summary $(RESULTS) | tee $(RESULTS)/summary.txt; \
+	  exit $${PIPESTATUS[0]}
 
 check-native: user
 	@mkdir -p $(RESULTS)
@@ -121,7 +126,8 @@ dkms-test:
 	@mkdir -p $(RESULTS)
 	scripts/run-tap dkms $(RESULTS) scripts/test-dkms.sh $(KVER_DEBIAN)
 
-demo: all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	vm-images/vm-run --kernel $(VM_KERNEL) -- vm-images/demo.sh
 
 install: modules

@@ -65,8 +65,11 @@ if ((check_only)); then
 	exit $rc
 fi
 
-if [[ $(id -u) != 0 ]]; then
-	echo "install-deps.sh: run as root (sudo make deps)" >&2
+need=0
+((${#missing[@]})) && need=1
+[[ $have_vng != "$VIRTME_NG_VERSION" ]] && need=1
+if ((need)) && [[ $(id -u) != 0 ]]; then
+	echo "install-deps.sh: missing dependencies; run as root (sudo make deps)" >&2
 	exit 1
 fi
 
