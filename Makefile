@@ -3,6 +3,9 @@
 # DLM top-level build.  See README.md; `make help` lists the targets.
 
 KVER_DEBIAN	:= 6.1.0-56-amd64
+# The newer Debian kernel we also support: make check tests it too.
+KVER_NEW	:= 6.12.117+deb12-amd64
+KDIR_NEW	?= /usr/src/linux-headers-$(KVER_NEW)
 # The running kernel's build directory when there is one, else Debian 6.1.
 KDIR		?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 			       /usr/src/linux-headers-$(KVER_DEBIAN))
@@ -35,7 +38,7 @@ KMAKE		= $(MAKE) -C $(KDIR) M=$(CURDIR)/kmod $(KCONFIG_ARGS) \
 USER_CFLAGS	:= -O2 -g -Wall $(USER_WERROR) -I$(CURDIR)/uapi
 KSFT_INC	:= $(O)/kselftest
 
-.PHONY: all modules user help deps check check-native check-vm lint \
+.PHONY: all modules user help deps check check-native check-vm check-vm-new lint \
 	sparse checkpatch dkms-test demo install clean
 
 all: modules user
@@ -46,6 +49,7 @@ help:
 	@echo 'make check        native tests, lint, DKMS, selftests in a VM;'
 	@echo '                  ends with "N passed, N failed, N skipped"'
 	@echo 'make check-vm     only the selftests in the VM'
+	@echo 'make check-vm-new the selftests on $(KVER_NEW) too'
 	@echo 'make lint         checkpatch --strict and sparse on kmod/'
 	@echo 'make dkms-test    dkms build for $(KVER_DEBIAN) in a private tree'
 	@echo 'make demo         boot a VM and run the /dev/dlm demo'
@@ -103,6 +107,7 @@ check: deps
 	-@$(MAKE) --no-print-directory lint
 	-@$(MAKE) --no-print-directory dkms-test
 	-@$(MAKE) --no-print-directory check-vm
+	-@$(MAKE) --no-print-directory check-vm-new
 	@scripts/tap-summary $(RESULTS) | tee $(RESULTS)/summary.txt; \
 	  exit $${PIPESTATUS[0]}
 
@@ -117,6 +122,24 @@ check-vm: all
 	vm-images/vm-run --kernel $(VM_KERNEL) --out $(RESULTS)/vm -- \
 		selftests/run-in-vm.sh $(RESULTS)/vm; \
 	  scripts/vm-verdict $$? $(RESULTS)
+
+# The same selftests on the newer kernel, with the module built for it in
+# a copy of the sources (kmod/ keeps the default build).
+KMOD_NEW	:= $(O)/kmod-$(KVER_NEW)
+check-vm-new: user
+	@mkdir -p $(RESULTS)
+	@if [ ! -d $(KDIR_NEW) ]; then \
+	  echo "1..0 # SKIP no headers for $(KVER_NEW) (make deps)" \
+	    > $(RESULTS)/vm-$(KVER_NEW).tap; exit 0; fi; \
+	rm -rf $(KMOD_NEW) && mkdir -p $(KMOD_NEW)/kmod && \
+	cp kmod/*.[ch] kmod/Kbuild $(KMOD_NEW)/kmod/ && \
+	cp -r uapi $(KMOD_NEW)/ && \
+	$(MAKE) -C $(KDIR_NEW) M=$(KMOD_NEW)/kmod $(KCONFIG_ARGS) \
+	  KCFLAGS="$(KMOD_KCFLAGS)" W=1 modules && \
+	vm-images/vm-run --kernel $(KVER_NEW) --out $(RESULTS)/vm-$(KVER_NEW) -- \
+	  selftests/run-in-vm.sh $(RESULTS)/vm-$(KVER_NEW) \
+	  $(KMOD_NEW)/kmod/dlmem.ko; \
+	scripts/vm-verdict $$? $(RESULTS) vm-$(KVER_NEW)
 
 lint:
 	@mkdir -p $(RESULTS)

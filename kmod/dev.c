@@ -9,10 +9,12 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/sysfs.h>
 #include <linux/uaccess.h>
 
 #include "dlmem.h"
@@ -294,6 +296,27 @@ static int dlm_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+static ssize_t spaces_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&dlm_spaces_live));
+}
+static DEVICE_ATTR_RO(spaces);
+
+static ssize_t frames_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&dlm_frames_live));
+}
+static DEVICE_ATTR_RO(frames);
+
+static struct attribute *dlm_attrs[] = {
+	&dev_attr_spaces.attr,
+	&dev_attr_frames.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(dlm);
+
 static const struct file_operations dlm_fops = {
 	.owner = THIS_MODULE,
 	.open = dlm_open,
@@ -308,6 +331,7 @@ static struct miscdevice dlm_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "dlm",
 	.fops = &dlm_fops,
+	.groups = dlm_groups,
 	.mode = 0666,
 };
 

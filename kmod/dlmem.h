@@ -33,6 +33,10 @@ struct dlm_limits {
 
 extern struct dlm_limits dlm_limits;
 
+/* Module-wide gauges, shown in /sys/class/misc/dlm/ (dev.c). */
+extern atomic64_t dlm_spaces_live;
+extern atomic64_t dlm_frames_live;
+
 /**
  * struct dlm_dpage - one resident DLM page.
  * @nr_frames: CPU pages in the DLM page.

@@ -14,6 +14,9 @@
 
 static DEFINE_IDA(dlm_space_ida);
 
+atomic64_t dlm_spaces_live = ATOMIC64_INIT(0);
+atomic64_t dlm_frames_live = ATOMIC64_INIT(0);
+
 struct dlm_space *dlm_space_create(const struct dlm_setup *setup,
 				   struct address_space *mapping)
 {
@@ -41,6 +44,7 @@ struct dlm_space *dlm_space_create(const struct dlm_setup *setup,
 	sp->nr_dpages = div64_u64(setup->total_size, setup->page_size);
 	sp->budget_dpages = div64_u64(setup->local_budget, setup->page_size);
 	sp->backing = setup->backing;
+	atomic64_inc(&dlm_spaces_live);
 	return sp;
 }
 
@@ -48,9 +52,12 @@ static void dlm_dpage_free(struct dlm_dpage *dp)
 {
 	unsigned int i;
 
-	for (i = 0; i < dp->nr_frames; i++)
-		if (dp->frames[i])
-			put_page(dp->frames[i]);
+	for (i = 0; i < dp->nr_frames; i++) {
+		if (!dp->frames[i])
+			break;
+		put_page(dp->frames[i]);
+		atomic64_dec(&dlm_frames_live);
+	}
 	kvfree(dp);
 }
 
@@ -68,6 +75,7 @@ void dlm_space_destroy(struct dlm_space *sp)
 	ida_free(&dlm_space_ida, sp->id);
 	mutex_destroy(&sp->lock);
 	kfree(sp);
+	atomic64_dec(&dlm_spaces_live);
 }
 
 static struct dlm_dpage *dlm_dpage_alloc(unsigned int ppd)
@@ -86,6 +94,7 @@ static struct dlm_dpage *dlm_dpage_alloc(unsigned int ppd)
 			dlm_dpage_free(dp);
 			return NULL;
 		}
+		atomic64_inc(&dlm_frames_live);
 	}
 	return dp;
 }

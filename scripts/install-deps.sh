@@ -14,11 +14,14 @@ set -euo pipefail
 
 VIRTME_NG_VERSION=1.42
 KVER_DEFAULT=6.1.0-56-amd64
+KVER_NEW=6.12.117+deb12-amd64
 
 PKGS=(
 	# build
 	build-essential gcc-multilib pkg-config xz-utils kmod
 	"linux-image-$KVER_DEFAULT" "linux-headers-$KVER_DEFAULT"
+	# the newer kernel we also support and test
+	"linux-image-$KVER_NEW" "linux-headers-$KVER_NEW"
 	linux-source-6.1 sparse dkms shellcheck
 	# VM test loop
 	qemu-system-x86 busybox-static iproute2 procps

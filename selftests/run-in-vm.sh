@@ -1,20 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# run-in-vm.sh OUTDIR - run every selftest, kselftest style, as root inside
+# run-in-vm.sh OUTDIR [MODULE] - run every selftest, kselftest style, as root inside
 # the test VM (vm-images/vm-run boots it; make check-vm calls this).
 #
 # For each subsystem directory selftests/NAME/ with a `settings` file, each
 # built program build/selftests/NAME/*_test and each script
 # selftests/NAME/*_test.sh runs under the directory's timeout; its TAP goes
-# to OUTDIR/NAME/PROGRAM.tap.  dlmem.ko is loaded first and must unload
+# to OUTDIR/NAME/PROGRAM.tap.  MODULE (default kmod/dlmem.ko) is loaded first and must unload
 # cleanly at the end (that is a test too).  DLM_BUILD names the build
 # directory (default: build/ of the repository).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:?usage: run-in-vm.sh OUTDIR}
+out=${1:?usage: run-in-vm.sh OUTDIR [MODULE]}
 export DLM_BUILD=${DLM_BUILD:-$top/build}
-export DLM_KO=$top/kmod/dlmem.ko DLM_BIN=$DLM_BUILD
+export DLM_KO=${2:-$top/kmod/dlmem.ko} DLM_BIN=$DLM_BUILD
 mkdir -p "$out"
 
 if [[ ! -d /sys/module/dlmem ]] && ! insmod "$DLM_KO"; then

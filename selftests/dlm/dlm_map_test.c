@@ -369,41 +369,48 @@ TEST(munmap_remap)
 }
 
 /* Closing the last reference frees every frame: no leak across cycles. */
-static long mem_available_kb(void)
+/* A gauge of /sys/class/misc/dlm/ (spaces, frames), or -1. */
+static long long dlm_gauge(const char *name)
 {
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
+	char path[128];
+	long long v = -1;
+	FILE *f;
 
+	snprintf(path, sizeof(path), "/sys/class/misc/dlm/%s", name);
+	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %ld kB", &kb) == 1)
-			break;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
 	fclose(f);
-	return kb;
+	return v;
 }
 
 TEST_F_TIMEOUT(slow, close_frees_everything, 300)
 {
-	long before, after;
+	long long frames0 = dlm_gauge("frames"), spaces0 = dlm_gauge("spaces");
 	int round, fd;
 	char *p;
 
-	before = mem_available_kb();
-	ASSERT_LT(0, before);
-	/* 16 x 128 MB: far more than a test VM has, if frames leaked. */
+	ASSERT_LE(0, frames0);
+	ASSERT_LE(0, spaces0);
+	/* 16 x 128 MB: more than a test VM has, if frames leaked. */
 	for (round = 0; round < 16; round++) {
 		p = dlm_map(&fd, 1 * MB, 128 * MB, 128 * MB);
 		ASSERT_NE(MAP_FAILED, p);
 		memset(p, round + 1, 128 * MB);
 		ASSERT_EQ(128, dlm_get_stats(fd).dpages_resident);
+		ASSERT_EQ(frames0 + 128 * MB / getpagesize(),
+			  dlm_gauge("frames"));
+		ASSERT_EQ(spaces0 + 1, dlm_gauge("spaces"));
 		munmap(p, 128 * MB);
+		/* Unmapped but open: the data is kept. */
+		ASSERT_EQ(frames0 + 128 * MB / getpagesize(),
+			  dlm_gauge("frames"));
 		close(fd);
+		ASSERT_EQ(frames0, dlm_gauge("frames"));
+		ASSERT_EQ(spaces0, dlm_gauge("spaces"));
 	}
-	after = mem_available_kb();
-	EXPECT_LT(before - after, 16 * 1024)
-		TH_LOG("MemAvailable %ld kB before, %ld kB after", before, after);
 }
 
 struct thread_arg {
