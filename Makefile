@@ -69,9 +69,17 @@ modules:
 # ---- user space -----------------------------------------------------------
 
 SELFTESTS	:= $(addprefix $(O)/selftests/dlm/,dlm_api_test dlm_map_test dlm_hold)
+# Other selftest directories: selftests/NAME/*_test.c built the same way.
+SELFTESTS	+= $(patsubst selftests/%.c,$(O)/selftests/%,\
+		     $(filter-out selftests/dlm/%,$(wildcard selftests/*/*_test.c)))
 TOOLS		:= $(O)/bin/dlmctl $(O)/bin/dlm-demo
 
-user: $(SELFTESTS) $(TOOLS)
+# Sub-makefiles of user-space components add to USER_TARGETS and
+# NATIVE_TESTS; they may use O, CC, USER_CFLAGS.
+USER_TARGETS	:=
+-include daemon/daemon.mk userlib/userlib.mk
+
+user: $(SELFTESTS) $(TOOLS) $(USER_TARGETS)
 
 # kselftest headers come from Debian's linux-source-6.1, never from the repo.
 $(KSFT_INC)/kselftest_harness.h:
@@ -83,10 +91,10 @@ $(KSFT_INC)/kselftest_harness.h:
 		linux-source-6.1/tools/testing/selftests/kselftest_harness.h
 	touch $@
 
-$(O)/selftests/dlm/%: selftests/dlm/%.c selftests/dlm/*.h uapi/linux/dlmem.h \
+$(O)/selftests/%: selftests/%.c $(wildcard selftests/*/*.h) uapi/linux/dlmem.h \
 		$(KSFT_INC)/kselftest_harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -I$(KSFT_INC) -pthread -o $@ $<
+	$(CC) $(USER_CFLAGS) -I$(KSFT_INC) -pthread -o $@ $< $(SELFTEST_LDLIBS_$(*D))
 
 $(O)/bin/dlmctl: daemon/dlmctl.c uapi/linux/dlmem.h
 	@mkdir -p $(dir $@)
@@ -111,11 +119,16 @@ check: deps
 	@scripts/tap-summary $(RESULTS) | tee $(RESULTS)/summary.txt; \
 	  exit $${PIPESTATUS[0]}
 
+# Native tests: NAME=COMMAND pairs; sub-makefiles add their own.
+NATIVE_TESTS	+= tap-summary=scripts/test-tap-summary.sh \
+		   dmesg-check=vm-images/test-dmesg-check.sh \
+		   uapi=scripts/test-uapi.sh
+
 check-native: user
 	@mkdir -p $(RESULTS)
-	scripts/run-tap native-tap-summary $(RESULTS) scripts/test-tap-summary.sh
-	scripts/run-tap native-dmesg-check $(RESULTS) vm-images/test-dmesg-check.sh
-	scripts/run-tap native-uapi $(RESULTS) scripts/test-uapi.sh
+	@rc=0; for t in $(NATIVE_TESTS); do \
+	  scripts/run-tap native-$${t%%=*} $(RESULTS) $${t#*=} || rc=1; \
+	done; exit $$rc
 
 check-vm: all
 	@mkdir -p $(RESULTS)

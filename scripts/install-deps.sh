@@ -25,7 +25,8 @@ PKGS=(
 	linux-source-6.1 sparse dkms shellcheck
 	# VM test loop
 	qemu-system-x86 busybox-static iproute2 procps
-	# transports (RDMA verbs, MPI) and their tools
+	# daemon: generic netlink; transports (RDMA verbs, MPI) and their tools
+	libnl-3-dev libnl-genl-3-dev
 	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev perftest
 	openmpi-bin libopenmpi-dev mpich
 	# test and comparison tools
