@@ -114,12 +114,25 @@ static int dlm_setup_validate(struct dlm_setup *s)
 		pr_debug("DLM_IOC_SETUP: reserved fields and mmap_offset must be zero\n");
 		return -EINVAL;
 	}
+	if (s->reserved0) {
+		pr_debug("DLM_IOC_SETUP: reserved0 must be zero\n");
+		return -EINVAL;
+	}
 	switch (s->backing) {
 	case DLM_BACKING_LOCAL:
+		if (s->policy) {
+			pr_debug("DLM_IOC_SETUP: a local space never evicts: policy must be 0\n");
+			return -EINVAL;
+		}
 		break;
 	case DLM_BACKING_REMOTE:
-		pr_debug("DLM_IOC_SETUP: remote backing not supported by this kernel\n");
-		return -EOPNOTSUPP;
+		if (s->policy > DLM_POLICY_CLOCK) {
+			pr_debug("DLM_IOC_SETUP: unknown policy %u\n", s->policy);
+			return -EINVAL;
+		}
+		if (s->policy == DLM_POLICY_DEFAULT)
+			s->policy = DLM_POLICY_CLOCK;
+		break;
 	default:
 		pr_debug("DLM_IOC_SETUP: unknown backing %u\n", s->backing);
 		return -EINVAL;
@@ -194,14 +207,21 @@ static long dlm_ioc_setup(struct file *file, struct dlm_file *df,
 		ret = PTR_ERR(sp);
 		goto unlock;
 	}
+	if (s.backing == DLM_BACKING_REMOTE) {
+		ret = dlm_remote_setup(sp);
+		if (ret)
+			goto put_space;
+	}
 
 	s.mmap_offset = (u64)sp->base_pgoff << PAGE_SHIFT;
 	if (copy_to_user(uarg, &s, sizeof(s))) {
-		dlm_space_destroy(sp);
 		ret = -EFAULT;
-		goto unlock;
+		goto put_space;
 	}
 	df->space = sp;
+	goto unlock;
+put_space:
+	dlm_space_put(sp);
 unlock:
 	mutex_unlock(&df->lock);
 	return ret;
@@ -264,8 +284,13 @@ static long dlm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 static int dlm_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct dlm_space *sp = dlm_file_space(file->private_data);
+	struct dlm_space *sp;
 
+	/* Window 0 of the offsets is the daemon's view of the frame pool. */
+	if (vma->vm_pgoff < (1UL << (DLM_SPACE_SHIFT - PAGE_SHIFT)))
+		return dlm_pool_mmap(vma);
+
+	sp = dlm_file_space(file->private_data);
 	if (!sp) {
 		pr_debug("mmap: no space yet, call DLM_IOC_SETUP first\n");
 		return -EINVAL;
@@ -290,7 +315,7 @@ static int dlm_release(struct inode *inode, struct file *file)
 	struct dlm_file *df = file->private_data;
 
 	if (df->space)
-		dlm_space_destroy(df->space);
+		dlm_space_put(df->space);
 	mutex_destroy(&df->lock);
 	kfree(df);
 	return 0;

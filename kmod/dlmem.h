@@ -6,12 +6,15 @@
 #define _DLMEM_H
 
 #include <linux/atomic.h>
+#include <linux/kref.h>
+#include <linux/wait.h>
 #include <linux/bits.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
 #include <uapi/linux/dlmem.h>
+#include <uapi/linux/dlmem_nl.h>
 
 /*
  * Every DLM space owns a window of 2^DLM_SPACE_SHIFT bytes of file offsets
@@ -23,7 +26,8 @@
 #define DLM_SPACES_MAX		(1U << (63 - DLM_SPACE_SHIFT))
 #define DLM_PAGE_SIZE_MAX	(256ULL << 20)
 
-#define DLM_FEATURES_SUPPORTED	(DLM_FEATURE_LOCAL | DLM_FEATURE_STATS)
+#define DLM_FEATURES_SUPPORTED	(DLM_FEATURE_LOCAL | DLM_FEATURE_STATS | \
+				 DLM_FEATURE_REMOTE)
 
 /* Module-wide limits, fixed at load time (main.c). */
 struct dlm_limits {
@@ -47,22 +51,67 @@ struct dlm_dpage {
 	struct page *frames[] __counted_by(nr_frames);
 };
 
+/* States of a remote space's local slot (one DLM page of pool frames). */
+enum dlm_slot_state {
+	DLM_SLOT_FREE,		/* holds nothing */
+	DLM_SLOT_FETCHING,	/* FETCH of @dpn in flight into it */
+	DLM_SLOT_READY,		/* holds @dpn, mapped on demand */
+	DLM_SLOT_STORING,	/* STORE of @dpn in flight from it, unmapped */
+	DLM_SLOT_QUARANTINE,	/* a timed-out FETCH may still write into it */
+};
+
+/**
+ * struct dlm_slot - one DLM page worth of pool frames of a remote space.
+ * @dpn: DLM page held (FETCHING, READY, STORING).
+ * @state: enum dlm_slot_state.
+ * @referenced: touched since the CLOCK hand last passed (CLOCK policy).
+ * @req: the transfer in flight (FETCHING, STORING); holds no reference, the
+ *	completion clears it under the space's lock.
+ */
+struct dlm_slot {
+	u64 dpn;
+	u8 state;
+	bool referenced;
+	struct dlm_req *req;
+};
+
+/*
+ * xarray entries of a remote space that are not resident: value entries.
+ * A resident DLM page is a value entry holding its slot number + 2.
+ */
+#define DLM_XA_STORED	0	/* lives on a memory server */
+#define DLM_XA_LOST	1	/* its data was lost: SIGBUS */
+#define DLM_XA_SLOT0	2
+
 /**
  * struct dlm_space - one DLM address space, owned by one open file.
- * @lock: serialises population and the resident count.
- * @dpages: resident DLM pages by DLM page number.
+ * @ref: the file holds one reference, every request in flight another.
+ * @lock: serialises population, slot states and the resident count.
+ * @wq: woken whenever a request of this space completes.
+ * @dpages: local spaces: resident DLM pages (struct dlm_dpage *);
+ *	remote spaces: value entries (DLM_XA_*), absent = never touched.
  * @mapping: address_space whose vmas map this space.
- * @id: index of the space's window of file offsets.
+ * @id: index of the space's window of file offsets (also the id the daemon
+ *	knows the space by).
  * @base_pgoff: first file page offset of the window.
  * @page_size: DLM page size in bytes.
  * @ppd: CPU pages per DLM page.
  * @nr_dpages: DLM pages in the space.
  * @budget_dpages: DLM pages that may be resident at once.
  * @backing: DLM_BACKING_*.
+ * @policy: DLM_POLICY_* (remote spaces).
  * @nr_resident: DLM pages currently resident (under @lock).
+ * @slots: remote spaces: @budget_dpages slots.
+ * @pool_first: remote spaces: first pool page of the space's region.
+ * @hand: next slot the eviction policy looks at.
+ * @registered: remote spaces: the daemon accepted SPACE_NEW.
+ * @evict_failed: remote spaces: the last STORE of a victim failed.
+ * @generation: daemon generation the space was created under.
  */
 struct dlm_space {
-	struct mutex lock;		/* population, nr_resident */
+	struct kref ref;
+	struct mutex lock;		/* population, slots, nr_resident */
+	wait_queue_head_t wq;
 	struct xarray dpages;
 	struct address_space *mapping;
 	int id;
@@ -72,17 +121,52 @@ struct dlm_space {
 	u64 nr_dpages;
 	u64 budget_dpages;
 	u32 backing;
+	u32 policy;
 	u64 nr_resident;
+	struct dlm_slot *slots;
+	unsigned long pool_first;
+	u64 hand;
+	bool registered;
+	bool evict_failed;
+	u64 generation;
 	atomic64_t faults;
 	atomic64_t populates;
 	atomic64_t sigbus;
 	atomic64_t bytes_mapped;
+	atomic64_t swapins;
+	atomic64_t swapouts;
+	atomic64_t lost;
+};
+
+/**
+ * struct dlm_req - a request to the daemon, in flight.
+ * @ref: the request table holds one reference, a waiter another.
+ * @id: DLM_NL_A_REQ_ID.
+ * @op: enum dlm_nl_op.
+ * @sp: the space (a reference), NULL for none.
+ * @dpn: the DLM page.
+ * @slot: the slot the frames are in.
+ * @status: 0 or -errno once @done.
+ * @done: the daemon completed it, or it was failed.
+ * @timed_out: a waiter gave up on it; its completion only cleans up.
+ */
+struct dlm_req {
+	struct kref ref;
+	u32 id;
+	u32 op;
+	struct dlm_space *sp;
+	u64 dpn;
+	u64 slot;
+	int status;
+	bool done;
+	bool timed_out;
 };
 
 /* space.c */
 struct dlm_space *dlm_space_create(const struct dlm_setup *setup,
 				   struct address_space *mapping);
-void dlm_space_destroy(struct dlm_space *sp);
+void dlm_space_put(struct dlm_space *sp);
+void dlm_space_unmap_dpage(struct dlm_space *sp, u64 dpn);
 struct dlm_dpage *dlm_space_get_dpage(struct dlm_space *sp, u64 dpn,
 				      vm_fault_t *ret);
 void dlm_space_stats(struct dlm_space *sp, struct dlm_stats *st);
@@ -90,6 +174,36 @@ void dlm_space_exit(void);
 
 /* fault.c */
 int dlm_space_mmap(struct dlm_space *sp, struct vm_area_struct *vma);
+int dlm_insert_frames(struct vm_area_struct *vma, unsigned long addr,
+		      struct page **frames, unsigned long count,
+		      unsigned long *inserted);
+vm_fault_t dlm_map_frames(struct vm_fault *vmf, struct dlm_space *sp, u64 dpn,
+			  struct page **frames);
+
+/* pool.c: the frame pool remote spaces draw their slots from */
+int dlm_pool_grant(u64 bytes, u64 *granted);
+long dlm_pool_region_alloc(unsigned long nr_pages);
+void dlm_pool_region_free(unsigned long first, unsigned long nr_pages);
+struct page **dlm_pool_pages(unsigned long first);
+int dlm_pool_mmap(struct vm_area_struct *vma);
+void dlm_pool_exit(void);
+
+/* genl.c: the daemon channel */
+int dlm_genl_init(void);
+void dlm_genl_exit(void);
+bool dlm_daemon_present(u64 *generation);
+struct dlm_req *dlm_req_send(u32 op, struct dlm_space *sp, u64 dpn,
+			     u64 slot);
+void dlm_req_put(struct dlm_req *req);
+void dlm_req_timed_out(struct dlm_req *req);
+
+/* remote.c: remote spaces */
+int dlm_remote_setup(struct dlm_space *sp);
+void dlm_remote_teardown(struct dlm_space *sp);
+vm_fault_t dlm_remote_fault(struct vm_fault *vmf, struct dlm_space *sp,
+			    u64 dpn);
+void dlm_remote_complete(struct dlm_req *req);
+extern unsigned int dlm_request_timeout_ms;
 
 /* dev.c */
 int dlm_dev_init(void);

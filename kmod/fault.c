@@ -4,7 +4,8 @@
  *
  * A fault resolves a whole DLM page: every CPU page of it that the faulting
  * vma covers is inserted into the page tables at once, so a sequential scan
- * of a 1 MB DLM page takes one fault, not 256.
+ * of a 1 MB DLM page takes one fault, not 256.  Local spaces find their
+ * frames here; remote spaces go through remote.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -18,9 +19,9 @@
  * Insert @count frames at @addr, skipping CPU pages another thread of the
  * same process mapped first (vm_insert_pages() stops at them with -EBUSY).
  */
-static int dlm_insert_frames(struct vm_area_struct *vma, unsigned long addr,
-			     struct page **frames, unsigned long count,
-			     unsigned long *inserted)
+int dlm_insert_frames(struct vm_area_struct *vma, unsigned long addr,
+		      struct page **frames, unsigned long count,
+		      unsigned long *inserted)
 {
 	while (count) {
 		unsigned long left = count;
@@ -42,43 +43,50 @@ static int dlm_insert_frames(struct vm_area_struct *vma, unsigned long addr,
 	return 0;
 }
 
-static vm_fault_t dlm_vm_fault(struct vm_fault *vmf)
+/*
+ * Map the part of DLM page @dpn, whose frames are @frames, that the
+ * faulting vma covers.  Called with sp->lock held.
+ */
+vm_fault_t dlm_map_frames(struct vm_fault *vmf, struct dlm_space *sp, u64 dpn,
+			  struct page **frames)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	struct dlm_space *sp = vma->vm_private_data;
 	unsigned long vma_first = vma->vm_pgoff - sp->base_pgoff;
 	unsigned long vma_end = vma_first + vma_pages(vma);
 	unsigned long first, end, inserted = 0;
-	struct dlm_dpage *dp;
-	vm_fault_t ret;
-	u64 dpn;
 	int err;
 
-	dpn = div_u64(vmf->pgoff - sp->base_pgoff, sp->ppd);
-
-	/* The part of DLM page dpn this vma covers, in pages of the space. */
 	first = max_t(unsigned long, dpn * sp->ppd, vma_first);
 	end = min_t(unsigned long, (dpn + 1) * sp->ppd, vma_end);
 
-	mutex_lock(&sp->lock);
-	dp = dlm_space_get_dpage(sp, dpn, &ret);
-	if (!dp)
-		goto unlock;
-
 	err = dlm_insert_frames(vma,
 				vma->vm_start + ((first - vma_first) << PAGE_SHIFT),
-				&dp->frames[first - dpn * sp->ppd], end - first,
+				frames + (first - dpn * sp->ppd), end - first,
 				&inserted);
-	if (err) {
-		ret = err == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
-		goto unlock;
-	}
+	if (err)
+		return err == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
 	if (inserted) {
 		atomic64_inc(&sp->faults);
 		atomic64_add((u64)inserted << PAGE_SHIFT, &sp->bytes_mapped);
 	}
-	ret = VM_FAULT_NOPAGE;
-unlock:
+	return VM_FAULT_NOPAGE;
+}
+
+static vm_fault_t dlm_vm_fault(struct vm_fault *vmf)
+{
+	struct dlm_space *sp = vmf->vma->vm_private_data;
+	struct dlm_dpage *dp;
+	vm_fault_t ret;
+	u64 dpn;
+
+	dpn = div_u64(vmf->pgoff - sp->base_pgoff, sp->ppd);
+	if (sp->backing == DLM_BACKING_REMOTE)
+		return dlm_remote_fault(vmf, sp, dpn);
+
+	mutex_lock(&sp->lock);
+	dp = dlm_space_get_dpage(sp, dpn, &ret);
+	if (dp)
+		ret = dlm_map_frames(vmf, sp, dpn, dp->frames);
 	mutex_unlock(&sp->lock);
 	return ret;
 }

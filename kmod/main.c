@@ -20,6 +20,11 @@ module_param(max_local_mb, ulong, 0444);
 MODULE_PARM_DESC(max_local_mb,
 		 "Largest local budget of one DLM space in MiB (default 0: half of RAM)");
 
+unsigned int dlm_request_timeout_ms = 5000;
+module_param_named(request_timeout_ms, dlm_request_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(request_timeout_ms,
+		 "How long a fault waits for the daemon before declaring it gone and failing with SIGBUS (ms, default 5000)");
+
 struct dlm_limits dlm_limits;
 
 static int __init dlm_limits_init(void)
@@ -53,20 +58,37 @@ static int __init dlm_init(void)
 	if (ret)
 		return ret;
 
+	if (!dlm_request_timeout_ms) {
+		pr_err("request_timeout_ms must be at least 1\n");
+		return -EINVAL;
+	}
+
+	ret = dlm_genl_init();
+	if (ret) {
+		pr_err("cannot register generic netlink family %s: %d\n",
+		       DLM_GENL_NAME, ret);
+		return ret;
+	}
 	ret = dlm_dev_init();
 	if (ret) {
 		pr_err("cannot register /dev/dlm: %d\n", ret);
-		return ret;
+		goto unregister_genl;
 	}
 	pr_info("/dev/dlm ready, API %u, default page %llu KiB, local budget limit %llu MiB\n",
 		DLM_API_VERSION, dlm_limits.page_size_default >> 10,
 		dlm_limits.local_budget_max >> 20);
 	return 0;
+
+unregister_genl:
+	dlm_genl_exit();
+	return ret;
 }
 
 static void __exit dlm_exit(void)
 {
 	dlm_dev_exit();
+	dlm_genl_exit();
+	dlm_pool_exit();
 	dlm_space_exit();
 }
 

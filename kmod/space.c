@@ -34,7 +34,9 @@ struct dlm_space *dlm_space_create(const struct dlm_setup *setup,
 		return ERR_PTR(id == -ENOSPC ? -EMFILE : id);
 	}
 
+	kref_init(&sp->ref);
 	mutex_init(&sp->lock);
+	init_waitqueue_head(&sp->wq);
 	xa_init(&sp->dpages);
 	sp->mapping = mapping;
 	sp->id = id;
@@ -44,6 +46,7 @@ struct dlm_space *dlm_space_create(const struct dlm_setup *setup,
 	sp->nr_dpages = div64_u64(setup->total_size, setup->page_size);
 	sp->budget_dpages = div64_u64(setup->local_budget, setup->page_size);
 	sp->backing = setup->backing;
+	sp->policy = setup->policy;
 	atomic64_inc(&dlm_spaces_live);
 	return sp;
 }
@@ -61,21 +64,42 @@ static void dlm_dpage_free(struct dlm_dpage *dp)
 	kvfree(dp);
 }
 
-/* Called when the owning file is released: no vma maps the space any more. */
-void dlm_space_destroy(struct dlm_space *sp)
+/*
+ * The last reference is gone: the owning file was released (so no vma maps
+ * the space) and no request to the daemon is in flight for it.
+ */
+static void dlm_space_release(struct kref *ref)
 {
+	struct dlm_space *sp = container_of(ref, struct dlm_space, ref);
 	struct dlm_dpage *dp;
 	unsigned long dpn;
 
-	xa_for_each(&sp->dpages, dpn, dp) {
-		dlm_dpage_free(dp);
-		cond_resched();
+	if (sp->backing == DLM_BACKING_REMOTE) {
+		dlm_remote_teardown(sp);
+	} else {
+		xa_for_each(&sp->dpages, dpn, dp) {
+			dlm_dpage_free(dp);
+			cond_resched();
+		}
 	}
 	xa_destroy(&sp->dpages);
 	ida_free(&dlm_space_ida, sp->id);
 	mutex_destroy(&sp->lock);
 	kfree(sp);
 	atomic64_dec(&dlm_spaces_live);
+}
+
+void dlm_space_put(struct dlm_space *sp)
+{
+	kref_put(&sp->ref, dlm_space_release);
+}
+
+/* Drop every page-table entry of DLM page @dpn, in every process. */
+void dlm_space_unmap_dpage(struct dlm_space *sp, u64 dpn)
+{
+	loff_t start = (loff_t)(sp->base_pgoff + dpn * sp->ppd) << PAGE_SHIFT;
+
+	unmap_mapping_range(sp->mapping, start, sp->page_size, 1);
 }
 
 static struct dlm_dpage *dlm_dpage_alloc(unsigned int ppd)
@@ -154,6 +178,9 @@ void dlm_space_stats(struct dlm_space *sp, struct dlm_stats *st)
 	mutex_unlock(&sp->lock);
 	st->bytes_resident = st->dpages_resident * sp->page_size;
 	st->bytes_mapped = atomic64_read(&sp->bytes_mapped);
+	st->swapins = atomic64_read(&sp->swapins);
+	st->swapouts = atomic64_read(&sp->swapouts);
+	st->lost = atomic64_read(&sp->lost);
 }
 
 void dlm_space_exit(void)

@@ -38,7 +38,9 @@ OFF(dlm_setup, page_size, 8);
 OFF(dlm_setup, total_size, 16);
 OFF(dlm_setup, local_budget, 24);
 OFF(dlm_setup, mmap_offset, 32);
-OFF(dlm_setup, reserved, 40);
+OFF(dlm_setup, policy, 40);
+OFF(dlm_setup, reserved0, 44);
+OFF(dlm_setup, reserved, 48);
 
 SIZE(dlm_stats, 128);
 OFF(dlm_stats, faults, 0);
@@ -47,7 +49,10 @@ OFF(dlm_stats, sigbus, 16);
 OFF(dlm_stats, dpages_resident, 24);
 OFF(dlm_stats, bytes_resident, 32);
 OFF(dlm_stats, bytes_mapped, 40);
-OFF(dlm_stats, reserved, 48);
+OFF(dlm_stats, swapins, 48);
+OFF(dlm_stats, swapouts, 56);
+OFF(dlm_stats, lost, 64);
+OFF(dlm_stats, reserved, 72);
 
 /* The ioctl numbers encode the sizes: pin them too. */
 STATIC_ASSERT(DLM_IOC_API == 0xc010da00, "DLM_IOC_API");

@@ -182,10 +182,15 @@ TEST(setup_rejects_each_bad_field)
 	EXPECT_EQ(-EINVAL, try_setup(&s));
 	s = GOOD_SETUP; s.flags = 0x80000000;
 	EXPECT_EQ(-EINVAL, try_setup(&s));
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 2; i++) {
 		s = GOOD_SETUP; s.reserved[i] = 1ULL << (i * 20);
 		EXPECT_EQ(-EINVAL, try_setup(&s));
 	}
+	s = GOOD_SETUP; s.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, try_setup(&s));
+	/* No eviction policy for a space that never evicts. */
+	s = GOOD_SETUP; s.policy = DLM_POLICY_ARR;
+	EXPECT_EQ(-EINVAL, try_setup(&s));
 	s = GOOD_SETUP; s.mmap_offset = 4096;
 	EXPECT_EQ(-EINVAL, try_setup(&s));
 
@@ -197,6 +202,11 @@ TEST(setup_rejects_each_bad_field)
 		s = GOOD_SETUP; s.backing = DLM_BACKING_REMOTE;
 		EXPECT_EQ(-EOPNOTSUPP, try_setup(&s));
 	}
+	s = GOOD_SETUP; s.backing = DLM_BACKING_REMOTE;
+	s.policy = DLM_POLICY_CLOCK + 1;
+	EXPECT_EQ(-EINVAL, try_setup(&s));
+	s.policy = 0xffffffff;
+	EXPECT_EQ(-EINVAL, try_setup(&s));
 
 	s = GOOD_SETUP; s.page_size = info.page_size_min - 1;
 	EXPECT_EQ(-EINVAL, try_setup(&s));
@@ -243,6 +253,19 @@ TEST(setup_accepts_edges)
 	s = (struct dlm_setup){ .total_size = info.total_size_max,
 				.local_budget = 1 * MB };
 	EXPECT_EQ(0, try_setup(&s));
+}
+
+/* Remote backing needs a registered dlmd; these tests run without one. */
+TEST(setup_remote_needs_daemon)
+{
+	struct dlm_setup s = GOOD_SETUP;
+
+	if (!(get_info(_metadata).features & DLM_FEATURE_REMOTE))
+		SKIP(return, "kernel without DLM_FEATURE_REMOTE");
+	s.backing = DLM_BACKING_REMOTE;
+	EXPECT_EQ(-ENOTCONN, try_setup(&s));
+	s.policy = DLM_POLICY_ARR;
+	EXPECT_EQ(-ENOTCONN, try_setup(&s));
 }
 
 TEST(mmap_checks)
@@ -344,7 +367,7 @@ TEST(garbage_ioctl_numbers)
 TEST(garbage_ioctl_arguments)
 {
 	static const int allowed[] = { 0, -EINVAL, -EFBIG, -ENOMEM,
-				       -EOPNOTSUPP, -EBUSY };
+				       -EOPNOTSUPP, -EBUSY, -ENOTCONN };
 	unsigned int i, j, accepted = 0;
 	struct dlm_setup s;
 	struct dlm_stats st;
@@ -360,7 +383,9 @@ TEST(garbage_ioctl_arguments)
 		/* Often make the fields plausible so deeper checks run. */
 		if (i & 1) {
 			s.flags = (i & 2) ? 0 : s.flags;
-			s.backing = (i & 4) ? 0 : s.backing;
+			s.backing = (i & 4) ? 0 : s.backing % 3;
+			s.policy = (i & 32) ? 0 : s.policy % 4;
+			s.reserved0 = (i & 64) ? 0 : s.reserved0;
 			s.page_size = (s.page_size % 16 + 1) * 4 * KB;
 			s.total_size = s.page_size * (s.total_size % 8 + 1);
 			s.local_budget = s.page_size * (s.local_budget % 3);

@@ -69,6 +69,11 @@ struct dlm_info {
 #define DLM_BACKING_LOCAL	0	/* nowhere: a fault beyond budget is SIGBUS */
 #define DLM_BACKING_REMOTE	1	/* memory servers through dlmd */
 
+/* dlm_setup.policy: which resident DLM page a remote space evicts. */
+#define DLM_POLICY_DEFAULT	0	/* currently DLM_POLICY_CLOCK */
+#define DLM_POLICY_ARR		1	/* address round-robin (the papers') */
+#define DLM_POLICY_CLOCK	2	/* second chance on recent access */
+
 /**
  * struct dlm_setup - DLM_IOC_SETUP argument.
  * @flags: must be zero (no flags defined in API version 1).
@@ -83,6 +88,8 @@ struct dlm_info {
  *	0 selects min(total_size, rounded-down local_budget_max).
  *	Out: the budget in force.
  * @mmap_offset: out: the offset to pass to mmap() for this space.
+ * @policy: DLM_POLICY_*; must be 0 for DLM_BACKING_LOCAL.  Out: in force.
+ * @reserved0: must be zero.
  * @reserved: must be zero.
  */
 struct dlm_setup {
@@ -92,7 +99,9 @@ struct dlm_setup {
 	__u64 total_size;
 	__u64 local_budget;
 	__u64 mmap_offset;
-	__u64 reserved[3];
+	__u32 policy;
+	__u32 reserved0;
+	__u64 reserved[2];
 };
 
 /**
@@ -104,6 +113,9 @@ struct dlm_setup {
  * @dpages_resident: DLM pages currently holding local frames.
  * @bytes_resident: bytes of local frames currently held.
  * @bytes_mapped: bytes inserted into page tables, cumulative.
+ * @swapins: DLM pages fetched from memory servers.
+ * @swapouts: DLM pages stored to memory servers.
+ * @lost: DLM pages whose data was lost (server or daemon failure).
  * @reserved: zero.
  */
 struct dlm_stats {
@@ -113,7 +125,10 @@ struct dlm_stats {
 	__u64 dpages_resident;
 	__u64 bytes_resident;
 	__u64 bytes_mapped;
-	__u64 reserved[10];
+	__u64 swapins;
+	__u64 swapouts;
+	__u64 lost;
+	__u64 reserved[7];
 };
 
 #define DLM_IOC_MAGIC		0xDA

@@ -45,6 +45,7 @@ enum dlm_nl_cmd {
 	DLM_NL_CMD_COMPLETE,	/* daemon -> kernel */
 	__DLM_NL_CMD_MAX,
 };
+
 #define DLM_NL_CMD_MAX (__DLM_NL_CMD_MAX - 1)
 
 enum dlm_nl_attr {
@@ -65,6 +66,7 @@ enum dlm_nl_attr {
 	DLM_NL_A_BUDGET,	/* u64: the space's local budget (SPACE_NEW) */
 	__DLM_NL_A_MAX,
 };
+
 #define DLM_NL_A_MAX (__DLM_NL_A_MAX - 1)
 
 /**

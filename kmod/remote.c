@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Remote spaces: DLM pages beyond the local budget live on memory servers,
+ * reached through the daemon (genl.c).  A remote space owns budget_dpages
+ * slots of pool frames (pool.c); a fault maps a resident DLM page, or
+ * takes a free slot (zero-filling a never-touched page, fetching a stored
+ * one), or first evicts a victim chosen by the space's policy: serial
+ * protocol (store the victim, then fetch).
+ *
+ * Waiting: a fault that must wait for the daemon drops sp->lock, and the
+ * mmap lock when the fault flags allow a retry, then waits killably for at
+ * most request_timeout_ms.  A request unanswered that long means the
+ * daemon is gone (genl.c fails everything in flight).  So every fault
+ * ends within a bounded time: mapped, SIGBUS, or retried after progress.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/highmem.h>
+#include <linux/jiffies.h>
+#include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+#include "dlmem.h"
+
+#define DLM_NO_SLOT	U64_MAX
+
+static struct page **dlm_slot_frames(struct dlm_space *sp, u64 k)
+{
+	return dlm_pool_pages(sp->pool_first + k * sp->ppd);
+}
+
+static void dlm_xa_set(struct dlm_space *sp, u64 dpn, unsigned long v)
+{
+	/* Value entries need no allocation beyond the xarray's nodes. */
+	xa_store(&sp->dpages, dpn, xa_mk_value(v), GFP_KERNEL);
+}
+
+int dlm_remote_setup(struct dlm_space *sp)
+{
+	unsigned long nr = sp->budget_dpages * sp->ppd;
+	struct dlm_req *req;
+	long first, left;
+	int ret;
+
+	if (!dlm_daemon_present(&sp->generation)) {
+		pr_debug("DLM_IOC_SETUP: remote backing needs dlmd: start dlmd -f MEMFILE\n");
+		return -ENOTCONN;
+	}
+	first = dlm_pool_region_alloc(nr);
+	if (first < 0) {
+		pr_debug("DLM_IOC_SETUP: frame pool has no %llu bytes free: raise dlmd's local MB or lower local_budget\n",
+			 (u64)nr << PAGE_SHIFT);
+		return -ENOMEM;
+	}
+	sp->slots = kvcalloc(sp->budget_dpages, sizeof(*sp->slots),
+			     GFP_KERNEL_ACCOUNT);
+	if (!sp->slots) {
+		dlm_pool_region_free(first, nr);
+		return -ENOMEM;
+	}
+	sp->pool_first = first;
+
+	req = dlm_req_send(DLM_NL_OP_SPACE_NEW, sp, 0, 0);
+	if (IS_ERR(req)) {
+		ret = PTR_ERR(req);
+		goto undo;
+	}
+	left = wait_event_killable_timeout(sp->wq, READ_ONCE(req->done),
+					   msecs_to_jiffies(dlm_request_timeout_ms));
+	if (left == 0)
+		dlm_req_timed_out(req);
+	ret = left < 0 ? -EINTR : READ_ONCE(req->done) ? req->status : -ETIMEDOUT;
+	dlm_req_put(req);
+	if (ret == -EPIPE)
+		ret = -ENOTCONN;
+	if (ret) {
+		pr_debug("DLM_IOC_SETUP: daemon refused the space: %d\n", ret);
+		goto undo;
+	}
+	sp->registered = true;
+	return 0;
+
+undo:
+	/* dlm_remote_teardown() frees the slots and the region. */
+	return ret;
+}
+
+void dlm_remote_teardown(struct dlm_space *sp)
+{
+	struct dlm_req *req;
+	u64 gen;
+
+	if (sp->registered && dlm_daemon_present(&gen) &&
+	    gen == sp->generation) {
+		req = dlm_req_send(DLM_NL_OP_SPACE_DEL, sp, 0, 0);
+		if (!IS_ERR(req))
+			dlm_req_put(req);
+	}
+	if (sp->slots) {
+		dlm_pool_region_free(sp->pool_first,
+				     sp->budget_dpages * sp->ppd);
+		kvfree(sp->slots);
+	}
+}
+
+/* Called by genl.c when @req completes or fails; no locks held. */
+void dlm_remote_complete(struct dlm_req *req)
+{
+	struct dlm_space *sp = req->sp;
+	struct dlm_slot *slot;
+
+	if (req->op == DLM_NL_OP_SPACE_DEL) {
+		WRITE_ONCE(req->done, true);
+		return;
+	}
+
+	mutex_lock(&sp->lock);
+	slot = req->op == DLM_NL_OP_SPACE_NEW ? NULL : &sp->slots[req->slot];
+	switch (req->op) {
+	case DLM_NL_OP_FETCH:
+		if (!req->status) {
+			slot->state = DLM_SLOT_READY;
+			atomic64_inc(&sp->swapins);
+			break;
+		}
+		/*
+		 * The data is gone.  If the daemon itself failed it may still
+		 * be writing into these frames: never reuse them.
+		 */
+		slot->state = req->status == -EPIPE ? DLM_SLOT_QUARANTINE :
+						      DLM_SLOT_FREE;
+		dlm_xa_set(sp, req->dpn, DLM_XA_LOST);
+		sp->nr_resident--;
+		atomic64_inc(&sp->lost);
+		pr_warn_ratelimited("space %d: DLM page %llu lost (fetch failed: %d); accesses to it get SIGBUS\n",
+				    sp->id, req->dpn, req->status);
+		break;
+	case DLM_NL_OP_STORE:
+		if (!req->status) {
+			slot->state = DLM_SLOT_FREE;
+			dlm_xa_set(sp, req->dpn, DLM_XA_STORED);
+			sp->nr_resident--;
+			atomic64_inc(&sp->swapouts);
+			break;
+		}
+		/* The frames were only read: the page stays resident. */
+		slot->state = DLM_SLOT_READY;
+		sp->evict_failed = true;
+		pr_warn_ratelimited("space %d: storing DLM page %llu failed (%d); it stays local\n",
+				    sp->id, req->dpn, req->status);
+		break;
+	}
+	if (slot && slot->req == req)
+		slot->req = NULL;
+	WRITE_ONCE(req->done, true);
+	mutex_unlock(&sp->lock);
+	wake_up_all(&sp->wq);
+}
+
+static u64 dlm_free_slot(struct dlm_space *sp)
+{
+	u64 k;
+
+	for (k = 0; k < sp->budget_dpages; k++)
+		if (sp->slots[k].state == DLM_SLOT_FREE)
+			return k;
+	return DLM_NO_SLOT;
+}
+
+/*
+ * Choose a resident DLM page to evict.  ARR: address round-robin over the
+ * slots.  CLOCK: a slot touched since the hand last passed gets a second
+ * chance; its page-table entries are dropped so that the next touch faults
+ * (cheaply: the page is resident) and marks it again.
+ */
+static u64 dlm_pick_victim(struct dlm_space *sp)
+{
+	u64 n = sp->budget_dpages, i, k;
+
+	for (i = 0; i < 2 * n; i++) {
+		k = sp->hand;
+		sp->hand = (sp->hand + 1) % n;
+		if (sp->slots[k].state != DLM_SLOT_READY)
+			continue;
+		if (sp->policy == DLM_POLICY_CLOCK && sp->slots[k].referenced) {
+			sp->slots[k].referenced = false;
+			dlm_space_unmap_dpage(sp, sp->slots[k].dpn);
+			continue;
+		}
+		return k;
+	}
+	return DLM_NO_SLOT;
+}
+
+/*
+ * Wait for @req (NULL: for any request of the space) after dropping
+ * sp->lock.  Returns 0 when the caller should take sp->lock and look
+ * again, or the fault code to return.
+ */
+static vm_fault_t dlm_fault_wait(struct vm_fault *vmf, struct dlm_space *sp,
+				 struct dlm_req *req)
+{
+	bool may_retry = vmf->flags & FAULT_FLAG_ALLOW_RETRY;
+	struct mm_struct *mm = vmf->vma->vm_mm;
+	long left;
+
+	if (may_retry && (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)) {
+		if (req)
+			dlm_req_put(req);
+		return VM_FAULT_RETRY;	/* the caller keeps the mmap lock */
+	}
+
+	/*
+	 * Once the mmap lock is dropped the vma, and with it the file's
+	 * reference on @sp, may go away: hold the space ourselves.
+	 */
+	kref_get(&sp->ref);
+	if (may_retry)
+		mmap_read_unlock(mm);
+	if (req) {
+		left = wait_event_killable_timeout(sp->wq, READ_ONCE(req->done),
+						   msecs_to_jiffies(dlm_request_timeout_ms));
+		if (left == 0)
+			dlm_req_timed_out(req);
+		dlm_req_put(req);
+	} else {
+		/* Someone else's transfer: it is bounded by its own timeout. */
+		left = wait_event_killable_timeout(sp->wq, false,
+						   msecs_to_jiffies(10));
+	}
+	dlm_space_put(sp);
+	if (may_retry)
+		return VM_FAULT_RETRY;
+	if (left < 0)
+		return VM_FAULT_SIGBUS;	/* killed: a syscall gets EFAULT */
+	return 0;
+}
+
+static vm_fault_t dlm_remote_sigbus(struct dlm_space *sp, u64 dpn,
+				    const char *why)
+{
+	atomic64_inc(&sp->sigbus);
+	pr_warn_ratelimited("pid %d (%s): space %d DLM page %llu: %s, sending SIGBUS\n",
+			    task_pid_nr(current), current->comm, sp->id, dpn,
+			    why);
+	return VM_FAULT_SIGBUS;
+}
+
+vm_fault_t dlm_remote_fault(struct vm_fault *vmf, struct dlm_space *sp,
+			    u64 dpn)
+{
+	struct dlm_req *req;
+	struct dlm_slot *slot;
+	vm_fault_t ret;
+	unsigned long v;
+	void *e;
+	u64 k;
+
+	mutex_lock(&sp->lock);
+again:
+	e = xa_load(&sp->dpages, dpn);
+	v = e ? xa_to_value(e) : DLM_XA_STORED;
+	if (e && v == DLM_XA_LOST) {
+		ret = dlm_remote_sigbus(sp, dpn, "its data was lost");
+		goto unlock;
+	}
+	if (e && v >= DLM_XA_SLOT0) {
+		slot = &sp->slots[v - DLM_XA_SLOT0];
+		if (slot->state == DLM_SLOT_READY) {
+			slot->referenced = true;
+			ret = dlm_map_frames(vmf, sp, dpn,
+					     dlm_slot_frames(sp, v - DLM_XA_SLOT0));
+			goto unlock;
+		}
+		/* Being fetched or stored: wait for that transfer. */
+		req = slot->req;
+		if (req)
+			kref_get(&req->ref);
+		goto wait;
+	}
+
+	/* Not resident: find it a slot, evicting if need be. */
+	k = dlm_free_slot(sp);
+	if (k == DLM_NO_SLOT) {
+		if (sp->evict_failed) {
+			sp->evict_failed = false;
+			ret = dlm_remote_sigbus(sp, dpn,
+						"no local frame: storing a victim failed");
+			goto unlock;
+		}
+		k = dlm_pick_victim(sp);
+		if (k == DLM_NO_SLOT) {
+			req = NULL;	/* all slots in transfer: wait */
+			goto wait;
+		}
+		slot = &sp->slots[k];
+		dlm_space_unmap_dpage(sp, slot->dpn);
+		req = dlm_req_send(DLM_NL_OP_STORE, sp, slot->dpn, k);
+		if (IS_ERR(req)) {
+			ret = dlm_remote_sigbus(sp, dpn, "no daemon to store a victim");
+			goto unlock;
+		}
+		slot->state = DLM_SLOT_STORING;
+		slot->req = req;	/* no reference: cleared on completion */
+		goto wait;
+	}
+
+	slot = &sp->slots[k];
+	if (!e) {
+		/* First touch: zeros, no transfer. */
+		for (v = 0; v < sp->ppd; v++)
+			clear_highpage(dlm_slot_frames(sp, k)[v]);
+		slot->dpn = dpn;
+		slot->state = DLM_SLOT_READY;
+		dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
+		sp->nr_resident++;
+		atomic64_inc(&sp->populates);
+		goto again;
+	}
+
+	req = dlm_req_send(DLM_NL_OP_FETCH, sp, dpn, k);
+	if (IS_ERR(req)) {
+		ret = dlm_remote_sigbus(sp, dpn, "no daemon to fetch it");
+		goto unlock;
+	}
+	slot->dpn = dpn;
+	slot->state = DLM_SLOT_FETCHING;
+	slot->req = req;
+	dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
+	sp->nr_resident++;
+
+wait:
+	mutex_unlock(&sp->lock);
+	ret = dlm_fault_wait(vmf, sp, req);
+	if (ret)
+		return ret;
+	if (fatal_signal_pending(current))
+		return VM_FAULT_SIGBUS;
+	mutex_lock(&sp->lock);
+	goto again;
+
+unlock:
+	mutex_unlock(&sp->lock);
+	return ret;
+}

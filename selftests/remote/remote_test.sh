@@ -1,0 +1,157 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# remote_test.sh - remote backing through the daemon channel, against
+# fake_dlmd.py (a test double that can also misbehave): data integrity at
+# several DLM page sizes, budgets, access orders, policies and threads;
+# and the failure semantics: a daemon that dies, stalls, lies or loses
+# pages gives SIGBUS or an errno within a bounded time, never a hang.
+# Needs root, dlmem.ko loaded, DLM_BIN (build dir).  TAP output.
+set -uo pipefail
+KSFT_SKIP=4
+here=$(cd "$(dirname "$0")" && pwd)
+: "${DLM_BIN:?set DLM_BIN to the build directory}"
+rw=$DLM_BIN/selftests/remote/dlm_rw
+fake=$here/fake_dlmd.py
+tmp=$(mktemp -d)
+params=/sys/module/dlmem/parameters
+n=0 fail=0 daemon=
+
+echo "TAP version 13"
+if [[ $(id -u) != 0 || ! -c /dev/dlm ]]; then
+	echo "1..0 # SKIP needs root and dlmem.ko loaded"
+	exit $KSFT_SKIP
+fi
+if ! command -v python3 >/dev/null; then
+	echo "1..0 # SKIP needs python3 for fake_dlmd.py"
+	exit $KSFT_SKIP
+fi
+echo "1..25"
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
+
+stop_daemon() {
+	if [[ -n $daemon ]]; then
+		kill "$daemon" 2>/dev/null
+		wait "$daemon" 2>/dev/null
+		daemon=
+	fi
+}
+
+start_daemon() {	# start_daemon MODE
+	stop_daemon
+	rm -f "$tmp/ready" "$tmp/ready.stats"
+	python3 "$fake" --mode "$1" --pool-mb 32 --ready-file "$tmp/ready" \
+		2>"$tmp/daemon.err" &
+	daemon=$!
+	for _ in $(seq 100); do
+		[[ -s $tmp/ready ]] && return 0
+		kill -0 "$daemon" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$tmp/daemon.err" | sed 's/^/# /'
+	return 1
+}
+
+old_timeout=$(cat $params/request_timeout_ms)
+cleanup() {
+	stop_daemon
+	echo "$old_timeout" >$params/request_timeout_ms
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# rw DESC ARGS...: dlm_rw must read back everything and have swapped.
+rw() {
+	local desc=$1 out
+	shift
+	if out=$(timeout 300 "$rw" "$@" 2>&1) && [[ $out == *"bad=0 "* ]]; then
+		if [[ $out =~ swapouts=0 ]]; then
+			notok "$desc: no swap-out happened ($out)"
+		else
+			ok "$desc ($out)"
+		fi
+	else
+		notok "$desc: status $? ($out)"
+	fi
+}
+
+if start_daemon normal; then ok "fake daemon registers and maps the pool"
+else notok "fake daemon registers and maps the pool"; fi
+
+rw "1 MB pages, 6% local, sequential" -t 16 -b 1024 -p 1024
+rw "1 MB pages, 25% local, sequential" -t 16 -b 4096 -p 1024
+rw "1 MB pages, 50% local, random" -t 16 -b 8192 -p 1024 -a random
+rw "1 MB pages, 6% local, random" -t 16 -b 1024 -p 1024 -a random
+rw "64 KB pages, 6% local, sequential" -t 16 -b 1024 -p 64
+rw "64 KB pages, 25% local, random" -t 16 -b 4096 -p 64 -a random
+rw "4 KB pages, 6% local, sequential" -t 2 -b 128 -p 4 -r 1
+rw "4 KB pages, 50% local, random" -t 2 -b 1024 -p 4 -a random -r 1
+rw "ARR policy, 1 MB pages, 25% local" -t 16 -b 4096 -p 1024 -P arr
+rw "CLOCK policy, 1 MB pages, 25% local, random" -t 16 -b 4096 -p 1024 -P clock -a random
+rw "8 threads faulting concurrently, 1 MB pages, 25% local" -t 16 -b 4096 -p 1024 -j 8
+rw "8 threads, 64 KB pages, 6% local, random" -t 8 -b 512 -p 64 -j 8 -a random
+
+# Several spaces at once share the daemon.
+"$rw" -t 8 -b 1024 -p 1024 >"$tmp/a" 2>&1 & a=$!
+"$rw" -t 8 -b 2048 -p 256 -a random >"$tmp/b" 2>&1 & b=$!
+if wait $a && wait $b; then ok "two processes with remote spaces at once"
+else notok "two processes with remote spaces at once: $(cat "$tmp/a" "$tmp/b")"; fi
+
+# A second daemon cannot register while one is.
+if python3 "$fake" --pool-mb 8 2>"$tmp/second.err"; then
+	notok "a second daemon is refused"
+elif grep -q "busy" "$tmp/second.err"; then
+	ok "a second daemon is refused (EBUSY)"
+else
+	notok "a second daemon is refused: $(cat "$tmp/second.err")"
+fi
+
+# A lying daemon: garbage completions are refused, data stays right.
+start_daemon garbage
+rw "garbage completions refused, data intact" -t 8 -b 1024 -p 1024
+refused=$(sed -n 's/.*refused=\([0-9]*\).*/\1/p' "$tmp/ready.stats" 2>/dev/null)
+if [[ ${refused:-0} -gt 100 ]]; then ok "kernel refused $refused bogus messages"
+else notok "kernel refused only ${refused:-0} bogus messages"; fi
+
+echo 1000 >$params/request_timeout_ms
+
+# timed WHAT EXPECT_STATUS MAX_S CMD...: exit status and time bound.
+timed() {
+	local desc=$1 want=$2 max=$3 start end rc
+	shift 3
+	start=$(date +%s%N)
+	timeout 60 "$@" >"$tmp/out" 2>&1
+	rc=$?
+	end=$(date +%s%N)
+	local ms=$(((end - start) / 1000000))
+	if [[ $rc == "$want" ]] && ((ms < max * 1000)); then
+		ok "$desc (status $rc in $ms ms)"
+	else
+		notok "$desc: status $rc (want $want) in $ms ms (max ${max}s): $(head -c 300 "$tmp/out")"
+	fi
+}
+
+# A memory server that lost pages: FETCH fails, only those pages SIGBUS.
+start_daemon fail-fetch
+timed "lost pages give SIGBUS (status 135)" 135 20 "$rw" -t 8 -b 1024 -p 1024
+if dmesg | tail -50 | grep -q "lost (fetch failed"; then ok "the loss is logged"
+else notok "the loss is logged"; fi
+
+# A daemon that dies mid-run.
+start_daemon crash-after:40
+timed "daemon killed mid-run: SIGBUS, bounded" 135 20 "$rw" -t 16 -b 1024 -p 1024
+if start_daemon normal; then ok "a new daemon registers after a crash"
+else notok "a new daemon registers after a crash"; fi
+rw "and serves correctly" -t 8 -b 1024 -p 1024
+
+# A daemon that stays registered but stops answering.
+start_daemon stall-after:30
+timed "daemon stalls mid-run: SIGBUS within the timeout" 135 20 "$rw" -t 16 -b 1024 -p 1024
+start_daemon silent
+timed "silent daemon: DLM_IOC_SETUP fails (ETIMEDOUT), bounded" 2 10 "$rw" -t 8 -b 1024 -p 1024
+if start_daemon normal; then ok "a new daemon replaces the silent one"
+else notok "a new daemon replaces the silent one"; fi
+stop_daemon
+exit $fail
