@@ -114,14 +114,10 @@ static int dlm_setup_validate(struct dlm_setup *s)
 		pr_debug("DLM_IOC_SETUP: reserved fields and mmap_offset must be zero\n");
 		return -EINVAL;
 	}
-	if (s->reserved0) {
-		pr_debug("DLM_IOC_SETUP: reserved0 must be zero\n");
-		return -EINVAL;
-	}
 	switch (s->backing) {
 	case DLM_BACKING_LOCAL:
-		if (s->policy) {
-			pr_debug("DLM_IOC_SETUP: a local space never evicts: policy must be 0\n");
+		if (s->policy || s->protocol) {
+			pr_debug("DLM_IOC_SETUP: a local space never evicts: policy and protocol must be 0\n");
 			return -EINVAL;
 		}
 		break;
@@ -132,6 +128,13 @@ static int dlm_setup_validate(struct dlm_setup *s)
 		}
 		if (s->policy == DLM_POLICY_DEFAULT)
 			s->policy = DLM_POLICY_CLOCK;
+		if (s->protocol > DLM_PROTO_ASYNC) {
+			pr_debug("DLM_IOC_SETUP: unknown protocol %u\n",
+				 s->protocol);
+			return -EINVAL;
+		}
+		if (s->protocol == DLM_PROTO_DEFAULT)
+			s->protocol = DLM_PROTO_ASYNC;
 		break;
 	default:
 		pr_debug("DLM_IOC_SETUP: unknown backing %u\n", s->backing);

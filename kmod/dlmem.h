@@ -100,6 +100,8 @@ struct dlm_slot {
  * @budget_dpages: DLM pages that may be resident at once.
  * @backing: DLM_BACKING_*.
  * @policy: DLM_POLICY_* (remote spaces).
+ * @protocol: DLM_PROTO_* (remote spaces).
+ * @nr_storing: remote spaces: STOREs in flight.
  * @nr_resident: DLM pages currently resident (under @lock).
  * @slots: remote spaces: @budget_dpages slots.
  * @pool_first: remote spaces: first pool page of the space's region.
@@ -122,6 +124,8 @@ struct dlm_space {
 	u64 budget_dpages;
 	u32 backing;
 	u32 policy;
+	u32 protocol;
+	u64 nr_storing;
 	u64 nr_resident;
 	struct dlm_slot *slots;
 	unsigned long pool_first;

@@ -4,8 +4,13 @@
  * reached through the daemon (genl.c).  A remote space owns budget_dpages
  * slots of pool frames (pool.c); a fault maps a resident DLM page, or
  * takes a free slot (zero-filling a never-touched page, fetching a stored
- * one), or first evicts a victim chosen by the space's policy: serial
- * protocol (store the victim, then fetch).
+ * one), or first evicts a victim chosen by the space's policy.
+ *
+ * Protocols (seeds 000 and 002): SERIAL evicts on demand: store the
+ * victim, wait, fetch, wait.  CROSS and ASYNC keep one slot free: when a
+ * fault takes the last free slot it also stores the next victim; CROSS
+ * waits for that store as well as for its fetch, ASYNC only for the fetch,
+ * so the program resumes while the victim goes out behind it.
  *
  * Waiting: a fault that must wait for the daemon drops sp->lock, and the
  * mmap lock when the fault flags allow a retry, then waits killably for at
@@ -141,11 +146,13 @@ void dlm_remote_complete(struct dlm_req *req)
 			slot->state = DLM_SLOT_FREE;
 			dlm_xa_set(sp, req->dpn, DLM_XA_STORED);
 			sp->nr_resident--;
+			sp->nr_storing--;
 			atomic64_inc(&sp->swapouts);
 			break;
 		}
 		/* The frames were only read: the page stays resident. */
 		slot->state = DLM_SLOT_READY;
+		sp->nr_storing--;
 		sp->evict_failed = true;
 		pr_warn_ratelimited("space %d: storing DLM page %llu failed (%d); it stays local\n",
 				    sp->id, req->dpn, req->status);
@@ -174,14 +181,14 @@ static u64 dlm_free_slot(struct dlm_space *sp)
  * chance; its page-table entries are dropped so that the next touch faults
  * (cheaply: the page is resident) and marks it again.
  */
-static u64 dlm_pick_victim(struct dlm_space *sp)
+static u64 dlm_pick_victim(struct dlm_space *sp, u64 keep)
 {
 	u64 n = sp->budget_dpages, i, k;
 
 	for (i = 0; i < 2 * n; i++) {
 		k = sp->hand;
 		sp->hand = (sp->hand + 1) % n;
-		if (sp->slots[k].state != DLM_SLOT_READY)
+		if (sp->slots[k].state != DLM_SLOT_READY || k == keep)
 			continue;
 		if (sp->policy == DLM_POLICY_CLOCK && sp->slots[k].referenced) {
 			sp->slots[k].referenced = false;
@@ -194,12 +201,72 @@ static u64 dlm_pick_victim(struct dlm_space *sp)
 }
 
 /*
- * Wait for @req (NULL: for any request of the space) after dropping
- * sp->lock.  Returns 0 when the caller should take sp->lock and look
- * again, or the fault code to return.
+ * Evict the DLM page in slot @k: unmap it everywhere, send STORE.  Returns
+ * the request with a reference for the caller.  Called with sp->lock held.
+ */
+static struct dlm_req *dlm_evict(struct dlm_space *sp, u64 k)
+{
+	struct dlm_slot *slot = &sp->slots[k];
+	struct dlm_req *req;
+
+	dlm_space_unmap_dpage(sp, slot->dpn);
+	req = dlm_req_send(DLM_NL_OP_STORE, sp, slot->dpn, k);
+	if (IS_ERR(req))
+		return req;
+	slot->state = DLM_SLOT_STORING;
+	slot->req = req;	/* no reference: cleared on completion */
+	sp->nr_storing++;
+	return req;
+}
+
+/*
+ * CROSS and ASYNC: when the last free slot has just been taken (by slot
+ * @keep), store the next victim now so that the next fault finds a free
+ * slot.  Returns the STORE (with a reference) or NULL.
+ */
+static struct dlm_req *dlm_refill(struct dlm_space *sp, u64 keep)
+{
+	struct dlm_req *req;
+	u64 k;
+
+	if (sp->protocol == DLM_PROTO_SERIAL || sp->budget_dpages < 2 ||
+	    sp->nr_storing || dlm_free_slot(sp) != DLM_NO_SLOT)
+		return NULL;
+	k = dlm_pick_victim(sp, keep);
+	if (k == DLM_NO_SLOT)
+		return NULL;
+	req = dlm_evict(sp, k);
+	return IS_ERR(req) ? NULL : req;	/* on demand next time */
+}
+
+/* A STORE in flight, with a reference, or NULL. */
+static struct dlm_req *dlm_store_in_flight(struct dlm_space *sp)
+{
+	u64 k;
+
+	for (k = 0; k < sp->budget_dpages; k++) {
+		if (sp->slots[k].state == DLM_SLOT_STORING &&
+		    sp->slots[k].req) {
+			kref_get(&sp->slots[k].req->ref);
+			return sp->slots[k].req;
+		}
+	}
+	return NULL;
+}
+
+static bool dlm_reqs_done(struct dlm_req *req, struct dlm_req *req2)
+{
+	return READ_ONCE(req->done) && (!req2 || READ_ONCE(req2->done));
+}
+
+/*
+ * Wait for @req, and @req2 if not NULL (NULL @req: for any request of the
+ * space), after dropping sp->lock.  Consumes the references on both.
+ * Returns 0 when the caller should take sp->lock and look again, or the
+ * fault code to return.
  */
 static vm_fault_t dlm_fault_wait(struct vm_fault *vmf, struct dlm_space *sp,
-				 struct dlm_req *req)
+				 struct dlm_req *req, struct dlm_req *req2)
 {
 	bool may_retry = vmf->flags & FAULT_FLAG_ALLOW_RETRY;
 	struct mm_struct *mm = vmf->vma->vm_mm;
@@ -208,6 +275,8 @@ static vm_fault_t dlm_fault_wait(struct vm_fault *vmf, struct dlm_space *sp,
 	if (may_retry && (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)) {
 		if (req)
 			dlm_req_put(req);
+		if (req2)
+			dlm_req_put(req2);
 		return VM_FAULT_RETRY;	/* the caller keeps the mmap lock */
 	}
 
@@ -219,11 +288,14 @@ static vm_fault_t dlm_fault_wait(struct vm_fault *vmf, struct dlm_space *sp,
 	if (may_retry)
 		mmap_read_unlock(mm);
 	if (req) {
-		left = wait_event_killable_timeout(sp->wq, READ_ONCE(req->done),
+		left = wait_event_killable_timeout(sp->wq,
+						   dlm_reqs_done(req, req2),
 						   msecs_to_jiffies(dlm_request_timeout_ms));
 		if (left == 0)
-			dlm_req_timed_out(req);
+			dlm_req_timed_out(READ_ONCE(req->done) ? req2 : req);
 		dlm_req_put(req);
+		if (req2)
+			dlm_req_put(req2);
 	} else {
 		/* Someone else's transfer: it is bounded by its own timeout. */
 		left = wait_event_killable_timeout(sp->wq, false,
@@ -250,7 +322,7 @@ static vm_fault_t dlm_remote_sigbus(struct dlm_space *sp, u64 dpn,
 vm_fault_t dlm_remote_fault(struct vm_fault *vmf, struct dlm_space *sp,
 			    u64 dpn)
 {
-	struct dlm_req *req;
+	struct dlm_req *req, *req2 = NULL;
 	struct dlm_slot *slot;
 	vm_fault_t ret;
 	unsigned long v;
@@ -289,20 +361,18 @@ again:
 						"no local frame: storing a victim failed");
 			goto unlock;
 		}
-		k = dlm_pick_victim(sp);
-		if (k == DLM_NO_SLOT) {
-			req = NULL;	/* all slots in transfer: wait */
+		/* A victim already on its way out frees a slot soonest. */
+		req = dlm_store_in_flight(sp);
+		if (req)
 			goto wait;
-		}
-		slot = &sp->slots[k];
-		dlm_space_unmap_dpage(sp, slot->dpn);
-		req = dlm_req_send(DLM_NL_OP_STORE, sp, slot->dpn, k);
+		k = dlm_pick_victim(sp, DLM_NO_SLOT);
+		if (k == DLM_NO_SLOT)
+			goto wait;	/* all slots in transfer (req NULL) */
+		req = dlm_evict(sp, k);
 		if (IS_ERR(req)) {
 			ret = dlm_remote_sigbus(sp, dpn, "no daemon to store a victim");
 			goto unlock;
 		}
-		slot->state = DLM_SLOT_STORING;
-		slot->req = req;	/* no reference: cleared on completion */
 		goto wait;
 	}
 
@@ -316,6 +386,10 @@ again:
 		dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
 		sp->nr_resident++;
 		atomic64_inc(&sp->populates);
+		req2 = dlm_refill(sp, k);
+		if (req2)
+			dlm_req_put(req2);	/* nothing to overlap with */
+		req2 = NULL;
 		goto again;
 	}
 
@@ -329,10 +403,16 @@ again:
 	slot->req = req;
 	dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
 	sp->nr_resident++;
+	req2 = dlm_refill(sp, k);
+	if (req2 && sp->protocol == DLM_PROTO_ASYNC) {
+		dlm_req_put(req2);	/* the victim goes out behind us */
+		req2 = NULL;
+	}
 
 wait:
 	mutex_unlock(&sp->lock);
-	ret = dlm_fault_wait(vmf, sp, req);
+	ret = dlm_fault_wait(vmf, sp, req, req2);
+	req2 = NULL;
 	if (ret)
 		return ret;
 	if (fatal_signal_pending(current))

@@ -47,6 +47,7 @@ struct dlm_space *dlm_space_create(const struct dlm_setup *setup,
 	sp->budget_dpages = div64_u64(setup->local_budget, setup->page_size);
 	sp->backing = setup->backing;
 	sp->policy = setup->policy;
+	sp->protocol = setup->protocol;
 	atomic64_inc(&dlm_spaces_live);
 	return sp;
 }

@@ -39,7 +39,7 @@ OFF(dlm_setup, total_size, 16);
 OFF(dlm_setup, local_budget, 24);
 OFF(dlm_setup, mmap_offset, 32);
 OFF(dlm_setup, policy, 40);
-OFF(dlm_setup, reserved0, 44);
+OFF(dlm_setup, protocol, 44);
 OFF(dlm_setup, reserved, 48);
 
 SIZE(dlm_stats, 128);

@@ -186,10 +186,10 @@ TEST(setup_rejects_each_bad_field)
 		s = GOOD_SETUP; s.reserved[i] = 1ULL << (i * 20);
 		EXPECT_EQ(-EINVAL, try_setup(&s));
 	}
-	s = GOOD_SETUP; s.reserved0 = 1;
-	EXPECT_EQ(-EINVAL, try_setup(&s));
-	/* No eviction policy for a space that never evicts. */
+	/* No eviction policy or protocol for a space that never evicts. */
 	s = GOOD_SETUP; s.policy = DLM_POLICY_ARR;
+	EXPECT_EQ(-EINVAL, try_setup(&s));
+	s = GOOD_SETUP; s.protocol = DLM_PROTO_SERIAL;
 	EXPECT_EQ(-EINVAL, try_setup(&s));
 	s = GOOD_SETUP; s.mmap_offset = 4096;
 	EXPECT_EQ(-EINVAL, try_setup(&s));
@@ -206,6 +206,9 @@ TEST(setup_rejects_each_bad_field)
 	s.policy = DLM_POLICY_CLOCK + 1;
 	EXPECT_EQ(-EINVAL, try_setup(&s));
 	s.policy = 0xffffffff;
+	EXPECT_EQ(-EINVAL, try_setup(&s));
+	s.policy = 0;
+	s.protocol = DLM_PROTO_ASYNC + 1;
 	EXPECT_EQ(-EINVAL, try_setup(&s));
 
 	s = GOOD_SETUP; s.page_size = info.page_size_min - 1;
@@ -385,7 +388,7 @@ TEST(garbage_ioctl_arguments)
 			s.flags = (i & 2) ? 0 : s.flags;
 			s.backing = (i & 4) ? 0 : s.backing % 3;
 			s.policy = (i & 32) ? 0 : s.policy % 4;
-			s.reserved0 = (i & 64) ? 0 : s.reserved0;
+			s.protocol = (i & 64) ? 0 : s.protocol % 5;
 			s.page_size = (s.page_size % 16 + 1) * 4 * KB;
 			s.total_size = s.page_size * (s.total_size % 8 + 1);
 			s.local_budget = s.page_size * (s.local_budget % 3);

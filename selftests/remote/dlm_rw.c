@@ -4,15 +4,23 @@
  * Helper of remote_test.sh; usable by hand:
  *
  *   dlm_rw [-t TOTAL_MB] [-b BUDGET_KB] [-p PAGE_KB] [-P arr|clock]
- *          [-a seq|random] [-j THREADS] [-r ROUNDS] [-l]
+ *          [-x serial|cross|async]
+ *          [-a seq|random] [-j THREADS] [-r ROUNDS] [-l] [-s FILE]
  *
  * -l uses DLM_BACKING_LOCAL (default remote).  Exit 0 when every word
  * read back is right, 1 on a mismatch, 2 on a setup error (errno named).
  * Prints the kernel's counters as key=value.
+ *
+ * -s FILE (survey): write the whole space once, create FILE.written, wait
+ * for FILE.go to appear (the caller breaks something meanwhile), then read
+ * every DLM page, surviving SIGBUS page by page, and print
+ * "intact=N lost=N wrong=N".  Exit 0 unless a page read back wrong.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -75,10 +83,60 @@ static void *run(void *arg)
 	return NULL;
 }
 
+static sigjmp_buf survey_jmp;
+
+static void survey_sigbus(int sig)
+{
+	siglongjmp(survey_jmp, 1);
+}
+
+static int survey(int fd, uint64_t *w, uint64_t total, uint64_t page,
+		  const char *file)
+{
+	uint64_t nr = total / page, words = page / 8, d, k;
+	volatile uint64_t intact = 0, lost = 0, wrong = 0;
+	struct sigaction sa = { .sa_handler = survey_sigbus };
+	char path[4096];
+	int f;
+
+	for (k = 0; k < total / 8; k++)
+		w[k] = dlm_pattern(k, 7);
+	snprintf(path, sizeof(path), "%s.written", file);
+	f = open(path, O_CREAT | O_WRONLY, 0644);
+	if (f >= 0)
+		close(f);
+	snprintf(path, sizeof(path), "%s.go", file);
+	while (access(path, F_OK))
+		usleep(10000);
+
+	sigaction(SIGBUS, &sa, NULL);
+	for (d = 0; d < nr; d++) {
+		volatile uint64_t bad = 0;
+
+		if (sigsetjmp(survey_jmp, 1)) {
+			lost++;
+			continue;
+		}
+		for (k = d * words; k < (d + 1) * words; k++)
+			bad += w[k] != dlm_pattern(k, 7);
+		if (bad)
+			wrong++;
+		else
+			intact++;
+	}
+	printf("intact=%llu lost=%llu wrong=%llu stats_lost=%llu\n",
+	       (unsigned long long)intact, (unsigned long long)lost,
+	       (unsigned long long)wrong,
+	       (unsigned long long)dlm_get_stats(fd).lost);
+	return wrong ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+	const char *survey_file = NULL;
 	uint64_t total = 32 * MB, budget = 4 * MB, page = 1 * MB;
 	unsigned int threads = 1, random = 0, rounds = 2, i, policy = 0;
+	unsigned int protocol = 0;
 	struct dlm_api api = { .api = DLM_API_VERSION };
 	struct dlm_setup s = { .backing = DLM_BACKING_REMOTE };
 	struct job jobs[64];
@@ -89,7 +147,7 @@ int main(int argc, char **argv)
 	int fd, c;
 	void *p;
 
-	while ((c = getopt(argc, argv, "t:b:p:P:a:j:r:lh")) != -1) {
+	while ((c = getopt(argc, argv, "t:b:p:P:x:a:j:r:ls:h")) != -1) {
 		switch (c) {
 		case 't': total = strtoull(optarg, NULL, 0) * MB; break;
 		case 'b': budget = strtoull(optarg, NULL, 0) * KB; break;
@@ -100,6 +158,10 @@ int main(int argc, char **argv)
 		case 'j': threads = atoi(optarg); break;
 		case 'r': rounds = atoi(optarg); break;
 		case 'l': s.backing = DLM_BACKING_LOCAL; break;
+		case 's': survey_file = optarg; break;
+		case 'x': protocol = optarg[0] == 's' ? DLM_PROTO_SERIAL :
+				     optarg[0] == 'c' ? DLM_PROTO_CROSS :
+							DLM_PROTO_ASYNC; break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of dlm_rw.c\n");
 			return 2;
@@ -113,6 +175,7 @@ int main(int argc, char **argv)
 	s.total_size = total;
 	s.local_budget = budget;
 	s.policy = s.backing == DLM_BACKING_REMOTE ? policy : 0;
+	s.protocol = s.backing == DLM_BACKING_REMOTE ? protocol : 0;
 
 	fd = open(DLM_DEV, O_RDWR);
 	if (fd < 0 || ioctl(fd, DLM_IOC_API, &api) ||
@@ -126,6 +189,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dlm_rw: mmap: %s\n", strerror(errno));
 		return 2;
 	}
+	if (survey_file)
+		return survey(fd, p, total, page, survey_file);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < threads; i++) {
 		jobs[i] = (struct job){ .w = p, .nwords = total / 8,
@@ -141,12 +206,12 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	st = dlm_get_stats(fd);
-	printf("bad=%llu seconds=%.3f faults=%llu populates=%llu swapins=%llu swapouts=%llu lost=%llu sigbus=%llu resident=%llu policy=%u\n",
+	printf("bad=%llu seconds=%.3f faults=%llu populates=%llu swapins=%llu swapouts=%llu lost=%llu sigbus=%llu resident=%llu policy=%u protocol=%u\n",
 	       (unsigned long long)bad,
 	       t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       (unsigned long long)st.faults, (unsigned long long)st.populates,
 	       (unsigned long long)st.swapins, (unsigned long long)st.swapouts,
 	       (unsigned long long)st.lost, (unsigned long long)st.sigbus,
-	       (unsigned long long)st.dpages_resident, s.policy);
+	       (unsigned long long)st.dpages_resident, s.policy, s.protocol);
 	return bad ? 1 : 0;
 }

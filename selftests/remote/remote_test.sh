@@ -26,7 +26,7 @@ if ! command -v python3 >/dev/null; then
 	echo "1..0 # SKIP needs python3 for fake_dlmd.py"
 	exit $KSFT_SKIP
 fi
-echo "1..25"
+echo "1..28"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
@@ -42,10 +42,11 @@ stop_daemon() {
 start_daemon() {	# start_daemon MODE
 	stop_daemon
 	rm -f "$tmp/ready" "$tmp/ready.stats"
-	python3 "$fake" --mode "$1" --pool-mb 32 --ready-file "$tmp/ready" \
+	python3 -S "$fake" --mode "$1" --pool-mb 32 --ready-file "$tmp/ready" \
 		2>"$tmp/daemon.err" &
 	daemon=$!
-	for _ in $(seq 100); do
+	# Up to 60 s: python starts slowly in an emulated, loaded guest.
+	for _ in $(seq 600); do
 		[[ -s $tmp/ready ]] && return 0
 		kill -0 "$daemon" 2>/dev/null || break
 		sleep 0.1
@@ -90,6 +91,9 @@ rw "4 KB pages, 6% local, sequential" -t 2 -b 128 -p 4 -r 1
 rw "4 KB pages, 50% local, random" -t 2 -b 1024 -p 4 -a random -r 1
 rw "ARR policy, 1 MB pages, 25% local" -t 16 -b 4096 -p 1024 -P arr
 rw "CLOCK policy, 1 MB pages, 25% local, random" -t 16 -b 4096 -p 1024 -P clock -a random
+rw "serial protocol, 1 MB pages, 6% local" -t 16 -b 1024 -p 1024 -x serial
+rw "cross protocol, 1 MB pages, 12% local, random" -t 16 -b 2048 -p 1024 -x cross -a random
+rw "async protocol, 64 KB pages, 6% local" -t 8 -b 512 -p 64 -x async
 rw "8 threads faulting concurrently, 1 MB pages, 25% local" -t 16 -b 4096 -p 1024 -j 8
 rw "8 threads, 64 KB pages, 6% local, random" -t 8 -b 512 -p 64 -j 8 -a random
 
@@ -100,7 +104,7 @@ if wait $a && wait $b; then ok "two processes with remote spaces at once"
 else notok "two processes with remote spaces at once: $(cat "$tmp/a" "$tmp/b")"; fi
 
 # A second daemon cannot register while one is.
-if python3 "$fake" --pool-mb 8 2>"$tmp/second.err"; then
+if python3 -S "$fake" --pool-mb 8 2>"$tmp/second.err"; then
 	notok "a second daemon is refused"
 elif grep -q "busy" "$tmp/second.err"; then
 	ok "a second daemon is refused (EBUSY)"

@@ -74,13 +74,19 @@ struct dlm_info {
 #define DLM_POLICY_ARR		1	/* address round-robin (the papers') */
 #define DLM_POLICY_CLOCK	2	/* second chance on recent access */
 
+/* dlm_setup.protocol: how a remote space's fault overlaps its transfers. */
+#define DLM_PROTO_DEFAULT	0	/* currently DLM_PROTO_ASYNC */
+#define DLM_PROTO_SERIAL	1	/* store the victim, then fetch */
+#define DLM_PROTO_CROSS		2	/* store and fetch at once, wait both */
+/* ASYNC: wait for the fetch only; the next victim is stored behind it. */
+#define DLM_PROTO_ASYNC		3
+
 /**
  * struct dlm_setup - DLM_IOC_SETUP argument.
  * @flags: must be zero (no flags defined in API version 1).
  * @backing: DLM_BACKING_*.
  * @page_size: DLM page size in bytes, a multiple of dlm_info.page_size_min
  *	up to dlm_info.page_size_max; 0 selects dlm_info.page_size_default.
- * @reserved0: must be zero.
  * @total_size: size of the DLM space in bytes, a non-zero multiple of the
  *	DLM page size, at most dlm_info.total_size_max.
  * @local_budget: bytes of local frames the space may hold resident, a
@@ -89,7 +95,7 @@ struct dlm_info {
  *	Out: the budget in force.
  * @mmap_offset: out: the offset to pass to mmap() for this space.
  * @policy: DLM_POLICY_*; must be 0 for DLM_BACKING_LOCAL.  Out: in force.
- * @reserved0: must be zero.
+ * @protocol: DLM_PROTO_*; must be 0 for DLM_BACKING_LOCAL.  Out: in force.
  * @reserved: must be zero.
  */
 struct dlm_setup {
@@ -100,7 +106,7 @@ struct dlm_setup {
 	__u64 local_budget;
 	__u64 mmap_offset;
 	__u32 policy;
-	__u32 reserved0;
+	__u32 protocol;
 	__u64 reserved[2];
 };
 
