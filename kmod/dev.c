@@ -338,9 +338,17 @@ static ssize_t frames_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(frames);
 
+static ssize_t daemon_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%u\n", dlm_daemon_port());
+}
+static DEVICE_ATTR_RO(daemon);
+
 static struct attribute *dlm_attrs[] = {
 	&dev_attr_spaces.attr,
 	&dev_attr_frames.attr,
+	&dev_attr_daemon.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(dlm);

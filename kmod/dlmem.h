@@ -196,6 +196,7 @@ void dlm_pool_exit(void);
 int dlm_genl_init(void);
 void dlm_genl_exit(void);
 bool dlm_daemon_present(u64 *generation);
+u32 dlm_daemon_port(void);
 struct dlm_req *dlm_req_send(u32 op, struct dlm_space *sp, u64 dpn,
 			     u64 slot);
 void dlm_req_put(struct dlm_req *req);

@@ -33,6 +33,17 @@ static u32 dlm_req_next;
 
 static struct genl_family dlm_genl;
 
+/* Netlink port of the registered daemon, 0 when there is none. */
+u32 dlm_daemon_port(void)
+{
+	u32 port;
+
+	mutex_lock(&dlm_daemon_lock);
+	port = dlm_daemon_portid;
+	mutex_unlock(&dlm_daemon_lock);
+	return port;
+}
+
 bool dlm_daemon_present(u64 *generation)
 {
 	bool present;

@@ -118,7 +118,11 @@ struct page **dlm_pool_pages(unsigned long first)
 	return dlm_pool + first;
 }
 
-/* mmap of window 0 by the daemon: the whole pool, mapped at once. */
+/*
+ * mmap of window 0 by the daemon: the whole pool, mapped at once.  Only
+ * while a daemon is registered: the pool outlives a daemon (spaces keep
+ * their resident pages in it), and nobody else has business seeing it.
+ */
 int dlm_pool_mmap(struct vm_area_struct *vma)
 {
 	unsigned long nr = vma_pages(vma), done = 0;
@@ -126,6 +130,10 @@ int dlm_pool_mmap(struct vm_area_struct *vma)
 
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
+	if (!dlm_daemon_port()) {
+		pr_debug("pool mmap: no daemon registered, register first (DLM_NL_CMD_REGISTER)\n");
+		return -EINVAL;
+	}
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
 

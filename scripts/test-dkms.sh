@@ -42,7 +42,7 @@ else echo "not ok 1 - dkms add"; sed 's/^/# /' <<<"$out"; fail=1; fi
 
 if out=$(dk build 2>&1); then
 	ko=$(find "$tmp/tree/$name/$ver/$KVER" -name "$name.ko*" | head -1)
-	if [[ -n $ko ]] && modinfo "$ko" | grep -q "^vermagic: *$KVER "; then
+	if [[ -n $ko ]] && modinfo "$ko" | grep -c >/dev/null "^vermagic: *$KVER "; then
 		echo "ok 2 - dkms build for $KVER produced $(basename "$ko")"
 	else
 		echo "not ok 2 - dkms build: no $name.ko with vermagic $KVER"

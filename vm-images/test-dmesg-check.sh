@@ -94,7 +94,7 @@ echo "1..$((ncases + 11))"
 
 missing=()
 for l in "${labels[@]}"; do
-	printf '%s\n' "${tested[@]}" | grep -qxF -- "$l" || missing+=("$l")
+	printf '%s\n' "${tested[@]}" | grep -cxF >/dev/null -- "$l" || missing+=("$l")
 done
 : >"$tmp/out"
 if [ ${#missing[@]} -eq 0 ]; then
@@ -127,7 +127,7 @@ while IFS=$'\t' read -r label line; do
 	"$check" "$tmp/dirty.log" >"$tmp/out" 2>&1 || rc=$?
 	if [ "$rc" = 1 ] &&
 		grep -qF -- "FAIL: " "$tmp/out" &&
-		grep -F -- "FAIL: " "$tmp/out" | grep -qF -- "$label (" &&
+		grep -F -- "FAIL: " "$tmp/out" | grep -cF >/dev/null -- "$label (" &&
 		grep -qF -- ">>    13: $line" "$tmp/out"; then
 		ok "flags '$label': ${line#*] }"
 	else

@@ -60,7 +60,7 @@ check "/dev/dlm removed" test ! -e /dev/dlm
 check "reload works" insmod "$DLM_KO"
 check "default_page_kb=64 reported by DLM_IOC_GET_INFO" bash -c "
 	rmmod dlmem && insmod '$DLM_KO' default_page_kb=64 &&
-	'$DLM_BIN/bin/dlmctl' --json info | grep -q '\"page_size_default\": 65536'"
+	'$DLM_BIN/bin/dlmctl' --json info | grep -c >/dev/null '\"page_size_default\": 65536'"
 rmmod dlmem
 check "bad parameters refused (default_page_kb=6, max_local_mb too big)" \
 	bash -c "! insmod '$DLM_KO' default_page_kb=6 2>/dev/null &&

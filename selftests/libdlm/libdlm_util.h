@@ -15,9 +15,8 @@
 
 #include <dlm.h>
 
-#define DLM_DEV		"/dev/dlm"
-#define KB		1024ULL
-#define MB		(1024ULL * KB)
+/* DLM_DEV, KB, MB, dlm_pattern() */
+#include "../dlm/dlm_util.h"
 
 /* Each TEST runs in its own child: start from a clean DLM environment. */
 static inline void clear_dlm_env(void)
@@ -90,15 +89,6 @@ static inline int with_stderr(int (*fn)(void *), void *arg, char *out,
 	return ret;
 }
 
-/* A word that depends on where it is and on a seed. */
-static inline uint64_t pattern(uint64_t off, uint64_t seed)
-{
-	uint64_t x = off * 0x9E3779B97F4A7C15ULL ^ seed;
-
-	x ^= x >> 31;
-	x *= 0xBF58476D1CE4E5B9ULL;
-	return x ^ (x >> 29);
-}
 
 static inline void fill(void *p, size_t len, uint64_t seed)
 {
@@ -106,9 +96,9 @@ static inline void fill(void *p, size_t len, uint64_t seed)
 	size_t i;
 
 	for (i = 0; i + 8 <= len; i += 8)
-		*(uint64_t *)(b + i) = pattern(i, seed);
+		*(uint64_t *)(b + i) = dlm_pattern(i, seed);
 	for (; i < len; i++)
-		b[i] = (unsigned char)pattern(i, seed);
+		b[i] = (unsigned char)dlm_pattern(i, seed);
 }
 
 /* Index of the first wrong byte, or -1. */
@@ -118,10 +108,10 @@ static inline long verify(const void *p, size_t len, uint64_t seed)
 	size_t i;
 
 	for (i = 0; i + 8 <= len; i += 8)
-		if (*(const uint64_t *)(b + i) != pattern(i, seed))
+		if (*(const uint64_t *)(b + i) != dlm_pattern(i, seed))
 			return (long)i;
 	for (; i < len; i++)
-		if (b[i] != (unsigned char)pattern(i, seed))
+		if (b[i] != (unsigned char)dlm_pattern(i, seed))
 			return (long)i;
 	return -1;
 }

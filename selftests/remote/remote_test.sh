@@ -26,7 +26,7 @@ if ! command -v python3 >/dev/null; then
 	echo "1..0 # SKIP needs python3 for fake_dlmd.py"
 	exit $KSFT_SKIP
 fi
-echo "1..28"
+echo "1..30"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
@@ -47,7 +47,8 @@ start_daemon() {	# start_daemon MODE
 	daemon=$!
 	# Up to 60 s: python starts slowly in an emulated, loaded guest.
 	for _ in $(seq 600); do
-		[[ -s $tmp/ready ]] && return 0
+		[[ -s $tmp/ready && $(cat /sys/class/misc/dlm/daemon) != 0 ]] &&
+			return 0
 		kill -0 "$daemon" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -140,7 +141,7 @@ timed() {
 # A memory server that lost pages: FETCH fails, only those pages SIGBUS.
 start_daemon fail-fetch
 timed "lost pages give SIGBUS (status 135)" 135 20 "$rw" -t 8 -b 1024 -p 1024
-if dmesg | tail -50 | grep -q "lost (fetch failed"; then ok "the loss is logged"
+if dmesg | tail -50 | grep -c >/dev/null "lost (fetch failed"; then ok "the loss is logged"
 else notok "the loss is logged"; fi
 
 # A daemon that dies mid-run.
@@ -158,4 +159,16 @@ timed "silent daemon: DLM_IOC_SETUP fails (ETIMEDOUT), bounded" 2 10 "$rw" -t 8 
 if start_daemon normal; then ok "a new daemon replaces the silent one"
 else notok "a new daemon replaces the silent one"; fi
 stop_daemon
+if [[ $(cat /sys/class/misc/dlm/daemon) == 0 ]]; then
+	ok "sysfs shows no daemon once it exited"
+else
+	notok "sysfs shows no daemon once it exited"
+fi
+if python3 -S -c 'import mmap, os
+fd = os.open("/dev/dlm", os.O_RDWR)
+mmap.mmap(fd, 1 << 20, mmap.MAP_SHARED, offset=0)' 2>/dev/null; then
+	notok "the frame pool cannot be mapped without a registered daemon"
+else
+	ok "the frame pool cannot be mapped without a registered daemon"
+fi
 exit $fail

@@ -54,15 +54,15 @@ fi
 pc() { PKG_CONFIG_PATH=$lib/pkgconfig pkg-config "$@"; }
 build_pc() {
 	cc -o "$tmp/matvec" "$top/userlib/examples/matvec.c" $(pc --cflags --libs dlm) &&
-		ldd "$tmp/matvec" | grep -q "libdlm.so.0 => $lib/libdlm.so.0"
+		ldd "$tmp/matvec" | grep -c >/dev/null "libdlm.so.0 => $lib/libdlm.so.0"
 }
 check "cc matvec.c \$(pkg-config --cflags --libs dlm) links the build tree's libdlm.so.0" build_pc
 
 build_static() {
 	cc -static-libgcc -o "$tmp/matvec-static" "$top/userlib/examples/matvec.c" \
 		-I"$top/userlib/include" "$lib/libdlm.a" -pthread &&
-		! ldd "$tmp/matvec-static" | grep -q libdlm &&
-		! nm "$tmp/matvec-static" | grep -q ' T dlmlib_'
+		! ldd "$tmp/matvec-static" | grep -c >/dev/null libdlm &&
+		! nm "$tmp/matvec-static" | grep -c >/dev/null ' T dlmlib_'
 }
 check "matvec links statically with libdlm.a, internals stay local" build_static
 

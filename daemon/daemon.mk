@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# daemon/daemon.mk - dlmd, dlm-memserver and their native tests.
+# Included by the top-level Makefile; uses O, CC and USER_CFLAGS from it.
+
+DAEMON_O	:= $(O)/daemon
+DAEMON_TO	:= $(O)/daemon/tests
+DAEMON_CFLAGS	:= $(USER_CFLAGS) -std=gnu11 -D_GNU_SOURCE -Wextra -pthread \
+		   -MMD -MP
+DAEMON_NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null)
+DAEMON_NL_LIBS	:= $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
+DAEMON_NL_CHECK	= @test -n "$(DAEMON_NL_LIBS)" || { echo "libnl-genl-3.0 not" \
+		  "found: apt-get install libnl-3-dev libnl-genl-3-dev" >&2; exit 1; }
+
+daemon_objs	= $(addprefix $(DAEMON_O)/,$(addsuffix .o,$(1)))
+
+DAEMON_COMMON	:= log wire netaddr
+DLMD_OBJS	:= $(call daemon_objs,dlmd nl dispatch placement memfile \
+		     transport_tcp stats $(DAEMON_COMMON))
+MEMSERVER_OBJS	:= $(call daemon_objs,memserver $(DAEMON_COMMON))
+
+DAEMON_TESTS	:= $(addprefix $(DAEMON_TO)/,test-memfile test-placement \
+		     test-stats test-nlparse memserver-client test-dispatch)
+
+USER_TARGETS	+= $(O)/bin/dlmd $(O)/bin/dlm-memserver $(DAEMON_TESTS)
+
+NATIVE_TESTS	+= daemon-memfile=$(DAEMON_TO)/test-memfile \
+		   daemon-placement=$(DAEMON_TO)/test-placement \
+		   daemon-stats=$(DAEMON_TO)/test-stats \
+		   daemon-nlparse=$(DAEMON_TO)/test-nlparse \
+		   daemon-memserver=selftests/daemon/test-memserver.sh \
+		   daemon-dispatch=selftests/daemon/test-dispatch.sh \
+		   daemon-dlmd=selftests/daemon/test-dlmd.sh
+
+$(DAEMON_O)/%.o: daemon/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(DAEMON_CFLAGS) $(DAEMON_NL_CFLAGS) -c -o $@ $<
+
+$(DAEMON_TO)/%.o: selftests/daemon/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(DAEMON_CFLAGS) $(DAEMON_NL_CFLAGS) -Idaemon -c -o $@ $<
+
+$(O)/bin/dlmd: $(DLMD_OBJS)
+	$(DAEMON_NL_CHECK)
+	@mkdir -p $(dir $@)
+	$(CC) $(DAEMON_CFLAGS) -o $@ $^ $(DAEMON_NL_LIBS)
+
+$(O)/bin/dlm-memserver: $(MEMSERVER_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(DAEMON_CFLAGS) -o $@ $^
+
+$(DAEMON_TO)/test-memfile: $(DAEMON_TO)/test-memfile.o \
+		$(call daemon_objs,memfile netaddr)
+$(DAEMON_TO)/test-placement: $(DAEMON_TO)/test-placement.o \
+		$(call daemon_objs,placement)
+$(DAEMON_TO)/test-stats: $(DAEMON_TO)/test-stats.o $(call daemon_objs,stats log)
+$(DAEMON_TO)/test-nlparse: $(DAEMON_TO)/test-nlparse.o \
+		$(call daemon_objs,nl stats log)
+$(DAEMON_TO)/memserver-client: $(DAEMON_TO)/memserver-client.o \
+		$(call daemon_objs,wire netaddr log)
+$(DAEMON_TO)/test-dispatch: $(DAEMON_TO)/test-dispatch.o \
+		$(call daemon_objs,dispatch placement transport_tcp stats \
+		  $(DAEMON_COMMON))
+
+$(DAEMON_TESTS):
+	$(DAEMON_NL_CHECK)
+	$(CC) $(DAEMON_CFLAGS) -o $@ $^ $(DAEMON_NL_LIBS)
+
+-include $(wildcard $(DAEMON_O)/*.d $(DAEMON_TO)/*.d)

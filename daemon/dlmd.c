@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dlmd - the DLM compute-node daemon.
+ *
+ * Registers with dlmem.ko over generic netlink, maps the frame pool and
+ * serves the kernel's requests: it places DLM pages on the memory servers
+ * of the memfile and moves them between the pool and the servers.
+ *
+ * Startup order: memfile, netlink family (fail fast without the module),
+ * memory servers (their sizes confirm the memfile), REGISTER, pool
+ * mapping, then requests.  Shutdown: UNREGISTER first, then the servers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/dlmem_nl.h>
+
+#include "dispatch.h"
+#include "log.h"
+#include "memfile.h"
+#include "nl.h"
+#include "stats.h"
+#include "transport.h"
+#include "wire.h"
+
+#define DLMD_VERSION		"0.1.0"
+#define DLM_DEVICE		"/dev/dlm"
+#define CONNECT_TIMEOUT_MS	5000
+#define KERNEL_TIMEOUT_PARAM	"/sys/module/dlmem/parameters/request_timeout_ms"
+#define IO_TIMEOUT_DEFAULT_MS	2000	/* when the module's is unknown */
+
+struct options {
+	const char *memfile;
+	const char *stats_file;
+	unsigned int stats_interval;	/* s; 0: only at exit */
+	unsigned int io_timeout_ms;	/* 0: from the module's timeout */
+};
+
+static struct {
+	struct options opt;
+	struct memfile mf;
+	struct stats st;
+	struct dlm_nl *nl;
+	struct dispatch *d;
+	const struct transport_ops *tops;
+	uint8_t *pool;
+	uint64_t pool_size;
+	int devfd;
+	int stop_pipe[2];
+	pthread_t main_thread, nl_thread;
+	atomic_int registered;		/* completions go to the kernel */
+	atomic_int nl_failed;
+	atomic_uint_fast64_t send_fail_logged;
+} g = { .devfd = -1, .stop_pipe = { -1, -1 } };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: dlmd -f MEMFILE [OPTIONS]\n"
+"\n"
+"The DLM compute-node daemon: back remote DLM spaces with the memory of\n"
+"memory servers.\n"
+"\n"
+"dlmd registers with the dlmem kernel module over generic netlink (family\n"
+"\"dlm\"), maps the module's frame pool from /dev/dlm, and then serves the\n"
+"kernel's requests: when a program's DLM space is over its local budget\n"
+"the kernel asks dlmd to STORE a victim DLM page, and dlmd sends it from\n"
+"the pool to a memory server (dlm-memserver); on a fault it asks dlmd to\n"
+"FETCH a page, and dlmd receives it from its server straight into the\n"
+"pool.  Pages are placed in rank order: the first server with free\n"
+"capacity first.  Only one dlmd runs per machine; it must run as root\n"
+"(CAP_SYS_ADMIN).\n"
+"\n"
+"Options:\n"
+"  -f, --memfile PATH        the memfile (required), see below\n"
+"      --log-level LEVEL     debug, info (default), warn or error\n"
+"      --stats-file PATH     write the counters as JSON to PATH (atomically,\n"
+"                            by rename) every --stats-interval and at exit\n"
+"      --stats-interval S    seconds between stats writes (default 10;\n"
+"                            0 = at exit only)\n"
+"      --io-timeout S        a memory server that does not answer within S\n"
+"                            seconds (decimals allowed) is declared dead;\n"
+"                            default: half the module's request_timeout_ms,\n"
+"                            so that the kernel sees EIO for that server's\n"
+"                            pages before it gives up on dlmd altogether\n"
+"  -h, --help                this text\n"
+"  -V, --version             versions of dlmd and of the protocols it speaks\n"
+"\n"
+"Memfile (as in DLM-MPI; '#' starts a comment, blank lines are ignored):\n"
+"  1024                  first line: local MB, the frame pool dlmd asks the\n"
+"                        kernel for\n"
+"  4096 10.0.0.2:7777    then one line per memory server, in rank order:\n"
+"  4096 10.0.0.3:7777    MB it gives dlmd, and HOST:PORT of its\n"
+"                        dlm-memserver ([IPV6]:PORT for IPv6)\n"
+"MB are mebibytes.  A server that reports less memory than its line says is\n"
+"used at its own size.\n"
+"\n"
+"Failures: a memory server that cannot be reached at startup, drops its\n"
+"connection, or does not answer within --io-timeout is marked dead and\n"
+"logged once; FETCHes of its pages complete with EIO (the program gets\n"
+"SIGBUS on those pages only), pending STOREs are re-placed on the other\n"
+"servers, and new pages go to the live servers.  Bad requests from the\n"
+"kernel are answered EINVAL.\n"
+"\n"
+"Signals: SIGTERM or SIGINT unregisters from the kernel (requests still in\n"
+"flight fail there) and exits 0; SIGUSR1 logs the counters.\n"
+"\n"
+"Logging: key=value lines on stderr, e.g.\n"
+"  ts=... level=info prog=dlmd msg=\"registered\" pool_bytes=1073741824\n"
+"\n"
+"Stats: counters by op, bytes, errors and p50/p99 latencies; the JSON\n"
+"fields are described in daemon/README.md.\n"
+"\n"
+"Exit status: 0 after SIGTERM/SIGINT, 1 on an error (bad memfile, module\n"
+"not loaded, registration refused, netlink failure, or the kernel dropping\n"
+"dlmd after a request outlived its request_timeout_ms), 2 on a usage error.\n"
+"\n"
+"Example:\n"
+"  dlm-memserver --listen 0.0.0.0:7777 --size 4096     # on each server\n"
+"  dlmd -f /etc/dlm/memfile --stats-file /run/dlmd.json  # on the node\n");
+}
+
+static int parse_uint(const char *s, unsigned int max, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int parse_seconds_ms(const char *s, unsigned int *ms)
+{
+	char *end;
+	double v;
+
+	if ((*s < '0' || *s > '9') && *s != '.')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || v < 0.001 || v > 3600)
+		return -1;
+	*ms = (unsigned int)(v * 1000 + 0.5);
+	return 0;
+}
+
+/* The module's request_timeout_ms, or 0 if it cannot be read. */
+static unsigned int kernel_timeout_ms(void)
+{
+	FILE *f = fopen(KERNEL_TIMEOUT_PARAM, "re");
+	unsigned int v = 0;
+
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+static int parse_options(int argc, char **argv)
+{
+	enum { O_LOG = 256, O_STATS_FILE, O_STATS_INT, O_IO_TIMEOUT };
+	static const struct option opts[] = {
+		{ "memfile", required_argument, NULL, 'f' },
+		{ "log-level", required_argument, NULL, O_LOG },
+		{ "stats-file", required_argument, NULL, O_STATS_FILE },
+		{ "stats-interval", required_argument, NULL, O_STATS_INT },
+		{ "io-timeout", required_argument, NULL, O_IO_TIMEOUT },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, lvl;
+
+	g.opt.stats_interval = 10;
+	while ((c = getopt_long(argc, argv, "f:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			g.opt.memfile = optarg;
+			break;
+		case O_LOG:
+			lvl = log_parse_level(optarg);
+			if (lvl < 0) {
+				fprintf(stderr, "dlmd: --log-level '%s': use debug, info, warn or error\n",
+					optarg);
+				return 2;
+			}
+			log_set_level((enum dlog_level)lvl);
+			break;
+		case O_STATS_FILE:
+			g.opt.stats_file = optarg;
+			break;
+		case O_STATS_INT:
+			if (parse_uint(optarg, 86400, &g.opt.stats_interval)) {
+				fprintf(stderr, "dlmd: --stats-interval '%s': give whole seconds, 0 to 86400\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case O_IO_TIMEOUT:
+			if (parse_seconds_ms(optarg, &g.opt.io_timeout_ms)) {
+				fprintf(stderr, "dlmd: --io-timeout '%s': give seconds, 0.001 to 3600\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("dlmd %s (generic netlink family %s version %u, memserver protocol %u)\n",
+			       DLMD_VERSION, DLM_GENL_NAME, DLM_GENL_VERSION,
+			       WIRE_VERSION);
+			exit(0);
+		default:
+			fprintf(stderr, "Try 'dlmd --help'.\n");
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "dlmd: unexpected argument '%s' (see dlmd --help)\n",
+			argv[optind]);
+		return 2;
+	}
+	if (!g.opt.memfile) {
+		fprintf(stderr, "dlmd: no memfile: dlmd -f MEMFILE (see dlmd --help)\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* ---- completion and requests ------------------------------------------------ */
+
+static void complete(void *ctx, uint64_t req_id, int32_t status)
+{
+	(void)ctx;
+	if (!atomic_load(&g.registered))
+		return;		/* unregistered: the kernel failed it already */
+	dlm_nl_complete(g.nl, req_id, status);
+}
+
+static void on_request(void *ctx, const struct dlm_request *r)
+{
+	dispatch_request(ctx, r);
+}
+
+static void *nl_main(void *arg)
+{
+	int r = dlm_nl_run(g.nl, on_request, arg, g.stop_pipe[0]);
+
+	if (r == -EPIPE) {
+		/* Dropped by the kernel (logged): nothing to unregister. */
+		atomic_store(&g.registered, 0);
+		atomic_store(&g.nl_failed, 1);
+		pthread_kill(g.main_thread, SIGUSR2);
+	} else if (r) {
+		log_error("netlink channel failed: exiting", "err=\"%s\"",
+			  strerror(-r));
+		atomic_store(&g.nl_failed, 1);
+		pthread_kill(g.main_thread, SIGUSR2);
+	}
+	return NULL;
+}
+
+/* ---- stats file ----------------------------------------------------------------- */
+
+static void write_stats(void)
+{
+	char tmp[4096];
+	time_t now = time(NULL);
+	struct tm tm;
+	char ts[64];
+	FILE *f;
+
+	if (!g.opt.stats_file)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", g.opt.stats_file);
+	f = fopen(tmp, "we");
+	if (!f) {
+		log_warn("cannot write the stats file", "path=%s err=\"%s\"",
+			 tmp, strerror(errno));
+		return;
+	}
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	fprintf(f, "{\n  \"program\": \"dlmd\",\n  \"version\": \"%s\",\n"
+		"  \"pid\": %d,\n  \"time\": \"%s\",\n", DLMD_VERSION,
+		(int)getpid(), ts);
+	stats_json(&g.st, f);
+	fprintf(f, ",\n");
+	if (g.d)
+		dispatch_json(g.d, f);
+	else
+		fprintf(f, "  \"servers\": []");
+	fprintf(f, "\n}\n");
+	if (fclose(f) || rename(tmp, g.opt.stats_file)) {
+		log_warn("cannot write the stats file", "path=%s err=\"%s\"",
+			 g.opt.stats_file, strerror(errno));
+		unlink(tmp);
+	}
+}
+
+/* ---- startup ----------------------------------------------------------------------- */
+
+static int connect_servers(void)
+{
+	const char **names = calloc(g.mf.nservers, sizeof(*names));
+	uint64_t *cap = calloc(g.mf.nservers, sizeof(*cap));
+	struct dispatch_cfg cfg = {
+		.tops = g.tops, .complete = complete, .st = &g.st,
+	};
+	unsigned int i, alive = 0;
+	char err[512];
+
+	if (!names || !cap) {
+		fprintf(stderr, "dlmd: out of memory\n");
+		free(names);
+		free(cap);
+		return -1;
+	}
+	for (i = 0; i < g.mf.nservers; i++) {
+		names[i] = g.mf.servers[i].addr_str;
+		cap[i] = g.mf.servers[i].mb << 20;
+	}
+	g.d = dispatch_create(&cfg, g.mf.nservers, names, cap);
+	free(names);
+	free(cap);
+	if (!g.d) {
+		fprintf(stderr, "dlmd: out of memory\n");
+		return -1;
+	}
+	for (i = 0; i < g.mf.nservers; i++) {
+		struct transport_opts o = {
+			.connect_timeout_ms = CONNECT_TIMEOUT_MS,
+			.io_timeout_ms = g.opt.io_timeout_ms,
+			.dead = dispatch_server_dead,
+			.ctx = g.d,
+			.index = i,
+		};
+		struct tconn *c;
+		uint64_t size = 0;
+
+		if (g.tops->open(&c, &g.mf.servers[i].addr, &o, &size, err,
+				 sizeof(err))) {
+			dispatch_server_dead(g.d, i, err);	/* logs it */
+			continue;
+		}
+		dispatch_attach(g.d, i, c, size);
+		alive++;
+	}
+	if (!alive)
+		log_warn("no memory server reachable: spaces that need remote memory will be refused (ENOSPC)",
+			 "servers=%u", g.mf.nservers);
+	return 0;
+}
+
+static int map_pool(const struct dlm_nl_reg *reg)
+{
+	g.devfd = open(DLM_DEVICE, O_RDWR | O_CLOEXEC);
+	if (g.devfd < 0) {
+		fprintf(stderr, "dlmd: %s: %s%s\n", DLM_DEVICE, strerror(errno),
+			errno == ENOENT ? " (load the module: modprobe dlmem; is udev running?)" :
+			errno == EACCES ? " (run dlmd as root)" : "");
+		return -1;
+	}
+	g.pool_size = reg->pool_size;
+	g.pool = mmap(NULL, g.pool_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      g.devfd, DLM_POOL_OFFSET);
+	if (g.pool == MAP_FAILED) {
+		fprintf(stderr, "dlmd: cannot map the frame pool (%" PRIu64 " bytes of %s at offset %d): %s\n",
+			g.pool_size, DLM_DEVICE, DLM_POOL_OFFSET, strerror(errno));
+		g.pool = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static void shutdown_all(void)
+{
+	int r;
+
+	if (g.nl_thread) {
+		if (write(g.stop_pipe[1], "x", 1) != 1)
+			log_warn("cannot stop the netlink thread", "err=\"%s\"",
+				 strerror(errno));
+		pthread_join(g.nl_thread, NULL);
+	}
+	if (atomic_exchange(&g.registered, 0)) {
+		r = dlm_nl_unregister(g.nl);
+		if (r)
+			log_warn("DLM_NL_CMD_UNREGISTER failed", "err=\"%s\"",
+				 strerror(-r));
+		else
+			log_info("unregistered", "pid=%d", (int)getpid());
+	}
+	if (g.nl_thread) {
+		stats_log(&g.st, "exit");
+		write_stats();	/* the final numbers, servers included */
+	}
+	dispatch_destroy(g.d);
+	g.d = NULL;
+	if (g.pool)
+		munmap(g.pool, g.pool_size);
+	if (g.devfd >= 0)
+		close(g.devfd);
+	dlm_nl_close(g.nl);
+	memfile_free(&g.mf);
+}
+
+int main(int argc, char **argv)
+{
+	struct dlm_nl_reg reg;
+	struct timespec to;
+	char err[1024];
+	uint64_t want, next_stats;
+	sigset_t set;
+	siginfo_t si;
+	unsigned int kt;
+	int r, sig, code = 0;
+
+	log_init("dlmd", DLOG_INFO);
+	r = parse_options(argc, argv);
+	if (r)
+		return r;
+	stats_init(&g.st);
+	g.tops = &transport_tcp;
+	g.main_thread = pthread_self();
+
+	if (memfile_load(g.opt.memfile, MEMFILE_NEED_ADDR, &g.mf, err,
+			 sizeof(err))) {
+		fprintf(stderr, "dlmd: memfile %s\n", err);
+		return 1;
+	}
+
+	/* Signals go to sigtimedwait() in this thread only. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	r = dlm_nl_open(&g.nl, &g.st, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "dlmd: %s\n", err);
+		memfile_free(&g.mf);
+		return 1;
+	}
+	kt = kernel_timeout_ms();
+	if (!g.opt.io_timeout_ms) {
+		g.opt.io_timeout_ms = kt ? kt / 2 : IO_TIMEOUT_DEFAULT_MS;
+		if (g.opt.io_timeout_ms < 100)
+			g.opt.io_timeout_ms = 100;
+	} else if (kt && g.opt.io_timeout_ms >= kt) {
+		log_warn("--io-timeout is not below the module's request_timeout_ms: a stuck memory server will make the kernel drop dlmd as a whole",
+			 "io_timeout_ms=%u request_timeout_ms=%u",
+			 g.opt.io_timeout_ms, kt);
+	}
+	log_info("starting", "version=%s memfile=%s local_mb=%" PRIu64 " servers=%u io_timeout_ms=%u pid=%d",
+		 DLMD_VERSION, g.opt.memfile, g.mf.local_mb, g.mf.nservers,
+		 g.opt.io_timeout_ms, (int)getpid());
+	if (connect_servers())
+		goto fail;
+
+	want = g.mf.local_mb << 20;
+	r = dlm_nl_register(g.nl, want, &reg, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "dlmd: %s\n", err);
+		goto fail;
+	}
+	atomic_store(&g.registered, 1);
+	if (!reg.pool_size) {
+		fprintf(stderr, "dlmd: the kernel granted no frame pool (asked for %" PRIu64 " bytes): check the module's limits (dmesg)\n",
+			want);
+		goto fail;
+	}
+	if (reg.pool_size != want)
+		/* A pool still used by spaces of a previous dlmd is kept. */
+		log_warn("the kernel granted another frame pool size than the memfile asks (a pool still in use keeps its size)",
+			 "wanted=%" PRIu64 " granted=%" PRIu64, want, reg.pool_size);
+	if (!reg.cpu_page_size)
+		reg.cpu_page_size = (uint32_t)sysconf(_SC_PAGESIZE);
+	if (map_pool(&reg))
+		goto fail;
+	dispatch_set_pool(g.d, g.pool, g.pool_size, reg.cpu_page_size);
+	if (dispatch_start(g.d)) {
+		fprintf(stderr, "dlmd: out of memory\n");
+		goto fail;
+	}
+	log_info("registered", "pool_bytes=%" PRIu64 " cpu_page_size=%u genl_version=%u alive_servers=%u",
+		 g.pool_size, reg.cpu_page_size, reg.version,
+		 dispatch_alive_servers(g.d));
+
+	if (pipe2(g.stop_pipe, O_CLOEXEC)) {
+		fprintf(stderr, "dlmd: pipe: %s\n", strerror(errno));
+		goto fail;
+	}
+	r = pthread_create(&g.nl_thread, NULL, nl_main, g.d);
+	if (r) {
+		fprintf(stderr, "dlmd: cannot start the netlink thread: %s\n",
+			strerror(r));
+		g.nl_thread = 0;
+		goto fail;
+	}
+
+	write_stats();
+	next_stats = now_ns() + (uint64_t)g.opt.stats_interval * 1000000000ULL;
+	for (;;) {
+		uint64_t now = now_ns(), wait;
+
+		if (g.opt.stats_file && g.opt.stats_interval && now >= next_stats) {
+			write_stats();
+			next_stats = now + (uint64_t)g.opt.stats_interval * 1000000000ULL;
+		}
+		wait = g.opt.stats_file && g.opt.stats_interval ?
+		       next_stats - now_ns() : 3600ULL * 1000000000ULL;
+		if ((int64_t)wait < 0)
+			wait = 0;
+		to.tv_sec = (time_t)(wait / 1000000000ULL);
+		to.tv_nsec = (long)(wait % 1000000000ULL);
+		sig = sigtimedwait(&set, &si, &to);
+		if (sig < 0)
+			continue;	/* timeout or EINTR */
+		if (sig == SIGUSR1) {
+			stats_log(&g.st, "stats");
+			continue;
+		}
+		if (sig == SIGUSR2) {
+			if (!atomic_load(&g.nl_failed))
+				continue;
+			code = 1;
+			break;
+		}
+		log_info("signal received, exiting", "signal=%s",
+			 sig == SIGINT ? "SIGINT" : "SIGTERM");
+		break;
+	}
+	shutdown_all();
+	return code;
+
+fail:
+	shutdown_all();
+	return 1;
+}

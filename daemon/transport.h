@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * transport.h - how dlmd moves DLM pages to and from memory servers.
+ *
+ * A transport connects to one memory server (open), learns its size, and
+ * then carries asynchronous transfers between a buffer (the frame pool)
+ * and an offset in the server's memory.  Transfers to one server complete
+ * in submission order; transfers to different servers proceed in
+ * parallel.  Every submitted transfer's done() is called exactly once:
+ * with 0, or -EIO when the server refused it or the connection failed.
+ *
+ * A connection that fails (I/O error, protocol error, no reply within the
+ * I/O timeout) is dead for good: dead() is called once, before the
+ * done(-EIO) of the transfers it took down, and later submissions complete
+ * with -EIO at once.  The tcp transport (transport_tcp.c) is the first; mpi
+ * and verbs transports fit the same interface.
+ */
+#ifndef DLM_TRANSPORT_H
+#define DLM_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "netaddr.h"
+
+enum xfer_op {
+	XFER_READ,	/* server -> buf */
+	XFER_WRITE,	/* buf -> server */
+};
+
+struct dlm_xfer;
+typedef void (*xfer_done_fn)(struct dlm_xfer *x, int status);
+
+/* One transfer; embed it in the caller's request. */
+struct dlm_xfer {
+	enum xfer_op op;
+	uint32_t len;
+	uint64_t remote_off;	/* byte offset in the server's memory */
+	void *buf;		/* len bytes, untouched until done() */
+	xfer_done_fn done;
+	/* private to the transport */
+	struct dlm_xfer *next;
+	uint64_t tag;
+};
+
+struct tconn;
+
+/* Called once when a connection dies; WHY is for the log. */
+typedef void (*tconn_dead_fn)(void *ctx, unsigned int index, const char *why);
+
+struct transport_opts {
+	unsigned int connect_timeout_ms;
+	unsigned int io_timeout_ms;	/* a reply later than this kills */
+	tconn_dead_fn dead;
+	void *ctx;			/* for dead() */
+	unsigned int index;		/* for dead(): which server */
+};
+
+struct transport_ops {
+	const char *name;
+	/*
+	 * Connect to the server at ADDR and greet it; its memory size goes
+	 * to *SIZE.  0, or -errno with ERR saying what to do about it.
+	 */
+	int (*open)(struct tconn **out, const struct netaddr *addr,
+		    const struct transport_opts *opts, uint64_t *size,
+		    char *err, size_t errlen);
+	/* Queue X; X->done() follows (possibly before submit returns). */
+	void (*submit)(struct tconn *c, struct dlm_xfer *x);
+	int (*alive)(struct tconn *c);
+	/*
+	 * Stop the connection: its threads end, what is pending completes
+	 * with -EIO (no dead() call), and so does any later submit.
+	 */
+	void (*stop)(struct tconn *c);
+	/* stop() if not done yet, then free C. */
+	void (*close)(struct tconn *c);
+};
+
+extern const struct transport_ops transport_tcp;
+
+#endif /* DLM_TRANSPORT_H */

@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# lib.sh - helpers for the daemon's native test scripts (sourced).
+# Binaries come from ${O:-build}/; everything runs on 127.0.0.1 only.
+
+# Used by the scripts that source this file:
+# shellcheck disable=SC2034
+{
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${O:-$top/build}
+bin=$build/bin
+tests=$build/daemon/tests
+tmp=$(mktemp -d /tmp/dlm-daemon-test.XXXXXX)
+pids=()
+n=0
+fail=0
+}
+
+cleanup() {
+	local p
+	exec 2>/dev/null	# no "Killed" job reports
+	for p in "${pids[@]}"; do
+		kill -CONT "$p" 2>/dev/null
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
+skip() { n=$((n + 1)); echo "ok $n - $* # SKIP"; }
+# diag FILE: show FILE as TAP comments.
+diag() { sed 's/^/# /' "$1"; }
+
+# need FILE...: bail out unless the binaries were built.
+need() {
+	local f
+	for f in "$@"; do
+		if [[ ! -x $f ]]; then
+			echo "Bail out! $f missing: run 'make user' first"
+			exit 1
+		fi
+	done
+}
+
+# start_memserver NAME MB [wait]: a dlm-memserver on 127.0.0.1, any free
+# port, logging to $tmp/NAME.log.  Sets MS_PID and MS_PORT; 1 if it did
+# not start.  Without "wait" the job is disowned (it may be killed without
+# a job report; its status cannot be waited for).
+start_memserver() {
+	local name=$1 mb=$2 keep=${3:-} i
+	MS_PORT=
+	"$bin/dlm-memserver" --listen 127.0.0.1:0 --size "$mb" \
+		2>"$tmp/$name.log" &
+	MS_PID=$!
+	pids+=("$MS_PID")
+	[[ $keep == wait ]] || disown "$MS_PID"
+	for ((i = 0; i < 200; i++)); do
+		# The log may not exist yet: the job opens it after the fork.
+		MS_PORT=$(sed -n 's/.*msg="listening" addr=127\.0\.0\.1:\([0-9]*\) .*/\1/p' \
+			"$tmp/$name.log" 2>/dev/null)
+		[[ -n $MS_PORT ]] && return 0
+		kill -0 "$MS_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	diag "$tmp/$name.log"
+	return 1
+}
+
+# subtests EXPECTED CMD...: run a TAP-producing CMD and re-number its
+# results into this stream; EXPECTED results must appear and CMD exit 0.
+subtests() {
+	local want=$1 got=0 line rc out
+	shift
+	out=$tmp/sub.$n
+	"$@" >"$out" 2>"$out.err"
+	rc=$?
+	while IFS= read -r line; do
+		if [[ $line =~ ^(not\ )?ok\ [0-9]+\ (.*)$ ]]; then
+			got=$((got + 1))
+			n=$((n + 1))
+			echo "${BASH_REMATCH[1]}ok $n ${BASH_REMATCH[2]}"
+			if [[ -n ${BASH_REMATCH[1]} ]]; then
+				fail=1
+			fi
+		elif [[ $line == \#* ]]; then
+			echo "$line"
+		fi
+	done <"$out"
+	while ((got < want)); do
+		got=$((got + 1))
+		notok "$(basename "$1"): result $got missing (exit status $rc)"
+	done
+	if ((rc != 0)); then
+		echo "# $(basename "$1") exited with status $rc; its stderr:"
+		diag "$out.err"
+		fail=1
+	fi
+}

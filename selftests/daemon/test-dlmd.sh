@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test-dlmd.sh - dlmd without the kernel module: command line, memfile
+# errors naming the line, and the fail-fast exit when the generic netlink
+# family "dlm" does not exist.  TAP.
+set -uo pipefail
+# shellcheck source=selftests/daemon/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+need "$bin/dlmd"
+dlmd=$bin/dlmd
+echo "TAP version 13"
+echo "1..10"
+
+# expect DESC STATUS PATTERN ARGS...: dlmd ARGS exits STATUS and its
+# stderr (or stdout for status 0) matches the glob PATTERN.
+expect() {
+	local what=$1 want=$2 pat=$3 rc out
+	shift 3
+	"$dlmd" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if ((want == 0)); then out=$(cat "$tmp/out"); else out=$(cat "$tmp/err"); fi
+	# shellcheck disable=SC2053 # PAT is a glob on purpose
+	if ((rc == want)) && [[ $out == $pat ]]; then
+		ok "$what"
+	else
+		notok "$what (exit $rc)"
+		diag "$tmp/err"
+	fi
+}
+
+expect "--help describes dlmd and the memfile" 0 \
+	"Usage: dlmd -f MEMFILE*Memfile (as in DLM-MPI*Exit status*" --help
+expect "--version" 0 "dlmd 0.1.0 (generic netlink family dlm version 1*" --version
+expect "no memfile: usage error" 2 "dlmd: no memfile: dlmd -f MEMFILE*"
+expect "unknown option: usage error" 2 "*unrecognized option*--frobnicate*" \
+	--frobnicate
+expect "bad --stats-interval: usage error" 2 \
+	"dlmd: --stats-interval 'soon': give whole seconds*" \
+	-f /dev/null --stats-interval soon
+expect "bad --log-level: usage error" 2 \
+	"dlmd: --log-level 'loud': use debug, info, warn or error*" \
+	-f /dev/null --log-level loud
+
+printf '# compute node\n1024\n4096 127.0.0.1:9\n2048 127.0.0.1\n' >"$tmp/bad.mf"
+expect "memfile with a bad line: exit 1 naming file and line" 1 \
+	"dlmd: memfile $tmp/bad.mf:4: address '127.0.0.1': missing :PORT*" \
+	-f "$tmp/bad.mf"
+expect "missing memfile: exit 1 naming it" 1 \
+	"dlmd: memfile $tmp/none.mf: No such file or directory*" -f "$tmp/none.mf"
+
+printf '64\n16 127.0.0.1:9\n' >"$tmp/good.mf"
+if [[ -d /sys/module/dlmem ]]; then
+	skip "no module: dlmem is loaded here"
+	skip "fails fast without the module: dlmem is loaded here"
+else
+	start=$(date +%s%N)
+	expect "no module: exit 1 with the message that names the fix" 1 \
+		"dlmd: generic netlink family dlm not found: load the module (modprobe dlmem)" \
+		-f "$tmp/good.mf"
+	ms=$((($(date +%s%N) - start) / 1000000))
+	if ((ms < 2000)); then
+		ok "fails fast without the module (${ms} ms, no server contacted)"
+	else
+		notok "fails fast without the module (${ms} ms)"
+	fi
+fi
+exit "$fail"

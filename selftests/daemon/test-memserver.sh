@@ -1,0 +1,103 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test-memserver.sh - dlm-memserver on 127.0.0.1: command line, the wire
+# protocol (memserver-client: data, bounds, malformed headers, two
+# clients), port in use, SIGUSR1 counters, clean exit on SIGTERM with a
+# client connected.  TAP.
+set -uo pipefail
+# shellcheck source=selftests/daemon/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+need "$bin/dlm-memserver" "$tests/memserver-client"
+ms=$bin/dlm-memserver
+echo "TAP version 13"
+echo "1..$((9 + 18))"
+
+out=$("$ms" --help) && [[ $out == *"Usage: dlm-memserver --listen ADDR:PORT --size MB"* ]] &&
+	ok "--help prints the usage and exits 0" || notok "--help"
+out=$("$ms" --version) && [[ $out == "dlm-memserver "* ]] &&
+	ok "--version" || notok "--version: $out"
+
+bad=0
+for args in "" "--size 8" "--listen 127.0.0.1:0" \
+	"--listen 127.0.0.1:0 --size 0" "--listen 127.0.0.1:0 --size 12abc" \
+	"--listen 127.0.0.1 --size 8" "--listen 127.0.0.1:99999 --size 8" \
+	"--listen 127.0.0.1:0 --size 8 --log-level loud" "--bogus"; do
+	# shellcheck disable=SC2086 # word splitting wanted
+	"$ms" $args >/dev/null 2>"$tmp/usage.err"
+	rc=$?
+	if ((rc != 2)) || [[ ! -s $tmp/usage.err ]]; then
+		echo "# '$args': exit $rc"
+		diag "$tmp/usage.err"
+		bad=1
+	fi
+done
+((bad == 0)) && ok "usage errors exit 2 with a message" ||
+	notok "usage errors exit 2 with a message"
+
+if ! start_memserver ms 64 wait; then
+	notok "dlm-memserver starts on 127.0.0.1:0"
+	exit 1
+fi
+ok "dlm-memserver listens on 127.0.0.1:$MS_PORT (64 MB)"
+pid=$MS_PID port=$MS_PORT
+
+subtests 18 "$tests/memserver-client" "$port" 64
+
+if kill -0 "$pid" 2>/dev/null && grep -q 'msg="malformed header' "$tmp/ms.log"; then
+	ok "server alive after the protocol tests; malformed headers logged"
+else
+	notok "server alive after the protocol tests; malformed headers logged"
+	diag "$tmp/ms.log"
+fi
+
+"$ms" --listen "127.0.0.1:$port" --size 8 2>"$tmp/busy.err"
+rc=$?
+if ((rc == 1)) && grep -q "cannot listen on 127.0.0.1:$port: Address already in use" "$tmp/busy.err"; then
+	ok "a second server on the same port: exit 1, says why"
+else
+	notok "a second server on the same port: exit $rc"
+	diag "$tmp/busy.err"
+fi
+
+kill -USR1 "$pid"
+for ((i = 0; i < 50; i++)); do
+	grep -Eq 'msg="counters" .*bytes_written=[1-9]' "$tmp/ms.log" && break
+	sleep 0.1
+done
+if grep -Eq 'msg="counters" .*bytes_written=[1-9]' "$tmp/ms.log"; then
+	ok "SIGUSR1 logs the counters"
+else
+	notok "SIGUSR1 logs the counters"
+	diag "$tmp/ms.log"
+fi
+
+# A client still connected must not keep SIGTERM from ending the server.
+exec 3<>"/dev/tcp/127.0.0.1/$port"
+sleep 0.1
+kill -TERM "$pid"
+rc=124
+for ((i = 0; i < 50; i++)); do
+	if ! kill -0 "$pid" 2>/dev/null; then
+		wait "$pid"
+		rc=$?
+		break
+	fi
+	sleep 0.1
+done
+exec 3>&-
+if ((rc == 0)) && grep -q 'msg="signal received, exiting" signal=SIGTERM' "$tmp/ms.log"; then
+	ok "SIGTERM with a client connected: exit 0 within 5 s"
+else
+	notok "SIGTERM with a client connected: exit status $rc"
+	diag "$tmp/ms.log"
+fi
+if grep -Eq 'level=info prog=dlm-memserver msg="exit" .*write=[1-9]' "$tmp/ms.log" &&
+   ! grep -Eq 'level=(error)' "$tmp/ms.log"; then
+	ok "final counters logged, no errors in the log"
+else
+	notok "final counters logged, no errors in the log"
+	diag "$tmp/ms.log"
+fi
+exit "$fail"
