@@ -16,4 +16,16 @@ static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 }
 #endif
 
+/*
+ * Drop the lock a fault holds before returning VM_FAULT_RETRY: the mmap
+ * lock, or (6.4+) the per-VMA lock.  Before release_fault_lock() existed
+ * faults always held the mmap lock.
+ */
+#ifndef DLM_HAVE_RELEASE_FAULT_LOCK
+static inline void release_fault_lock(struct vm_fault *vmf)
+{
+	mmap_read_unlock(vmf->vma->vm_mm);
+}
+#endif
+
 #endif /* _DLMEM_COMPAT_H */

@@ -26,6 +26,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "dlmem.h"
 
 #define DLM_NO_SLOT	U64_MAX
@@ -269,7 +270,6 @@ static vm_fault_t dlm_fault_wait(struct vm_fault *vmf, struct dlm_space *sp,
 				 struct dlm_req *req, struct dlm_req *req2)
 {
 	bool may_retry = vmf->flags & FAULT_FLAG_ALLOW_RETRY;
-	struct mm_struct *mm = vmf->vma->vm_mm;
 	long left;
 
 	if (may_retry && (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)) {
@@ -286,7 +286,7 @@ static vm_fault_t dlm_fault_wait(struct vm_fault *vmf, struct dlm_space *sp,
 	 */
 	kref_get(&sp->ref);
 	if (may_retry)
-		mmap_read_unlock(mm);
+		release_fault_lock(vmf);
 	if (req) {
 		left = wait_event_killable_timeout(sp->wq,
 						   dlm_reqs_done(req, req2),
