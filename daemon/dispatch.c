@@ -61,11 +61,17 @@ static uint64_t rate_ok(atomic_uint_fast64_t *n)
 	return (v & (v - 1)) == 0 ? v : 0;
 }
 
+static void finish_flags(struct dispatch *d, uint64_t req_id, enum st_op op,
+			 int status, uint64_t t0, uint32_t flags)
+{
+	stats_record(d->cfg.st, op, status, now_ns() - t0);
+	d->cfg.complete(d->cfg.ctx, req_id, status, flags);
+}
+
 static void finish(struct dispatch *d, uint64_t req_id, enum st_op op,
 		   int status, uint64_t t0)
 {
-	stats_record(d->cfg.st, op, status, now_ns() - t0);
-	d->cfg.complete(d->cfg.ctx, req_id, status);
+	finish_flags(d, req_id, op, status, t0, 0);
 }
 
 struct dispatch *dispatch_create(const struct dispatch_cfg *cfg,
@@ -335,6 +341,7 @@ static void io_done(struct dlm_xfer *x, int status)
 {
 	struct dreq *q = (struct dreq *)x;
 	struct dispatch *d = q->d;
+	uint32_t flags = 0;
 
 	if (q->op == ST_STORE) {
 		if (!status)
@@ -344,10 +351,17 @@ static void io_done(struct dlm_xfer *x, int status)
 	} else {
 		if (!status) {
 			atomic_fetch_add(&d->cfg.st->bytes_in, x->len);
-			/* The kernel has it now; it stores it again before
-			 * evicting it, so the slot is free. */
+			/*
+			 * The kernel has it now.  Keep the copy, so that it
+			 * can DROP the page if it stays clean, or free the
+			 * slot: the kernel stores the page before evicting.
+			 */
 			pthread_mutex_lock(&d->lock);
-			pl_forget(d->pl, q->space, q->dpn, &q->loc);
+			if (!d->cfg.no_keep &&
+			    !pl_keep(d->pl, q->space, q->dpn, &q->loc))
+				flags = DLM_NL_F_KEPT;
+			else
+				pl_forget(d->pl, q->space, q->dpn, &q->loc);
 			pthread_mutex_unlock(&d->lock);
 		}
 	}
@@ -358,7 +372,7 @@ static void io_done(struct dlm_xfer *x, int status)
 			  q->loc.server + 1);
 	}
 	atomic_fetch_sub(&d->cfg.st->inflight, 1);
-	finish(d, q->req_id, q->op, status, q->t0);
+	finish_flags(d, q->req_id, q->op, status, q->t0, flags);
 	free(q);
 }
 
@@ -441,6 +455,26 @@ static int io_request(struct dispatch *d, const struct dlm_request *r,
 	return 0;
 }
 
+/* DROP: the kernel evicts a clean page whose copy was kept at FETCH. */
+static int drop_request(struct dispatch *d, const struct dlm_request *r)
+{
+	static const int need[] = { DLM_NL_A_SPACE, DLM_NL_A_DPN };
+	static const char *const names[] = { "missing SPACE", "missing DPN" };
+	const char *why = missing(r, need, names, 2);
+	int err;
+
+	if (why)
+		return bad(r, why);
+	pthread_mutex_lock(&d->lock);
+	err = pl_drop(d->pl, r->space, r->dpn);
+	pthread_mutex_unlock(&d->lock);
+	if (err == -ENOENT)
+		return bad(r, "unknown SPACE");
+	if (err == -EINVAL)
+		return bad(r, "DPN beyond the space");
+	return err;
+}
+
 void dispatch_request(struct dispatch *d, const struct dlm_request *r)
 {
 	uint64_t t0 = now_ns();
@@ -455,7 +489,7 @@ void dispatch_request(struct dispatch *d, const struct dlm_request *r)
 	}
 	if (!REQ_HAS(r, DLM_NL_A_OP)) {
 		atomic_fetch_add(&d->cfg.st->unknown_ops, 1);
-		d->cfg.complete(d->cfg.ctx, r->req_id, bad(r, "missing OP"));
+		d->cfg.complete(d->cfg.ctx, r->req_id, bad(r, "missing OP"), 0);
 		return;
 	}
 	switch (r->op) {
@@ -464,6 +498,9 @@ void dispatch_request(struct dispatch *d, const struct dlm_request *r)
 		return;
 	case DLM_NL_OP_SPACE_DEL:
 		finish(d, r->req_id, ST_SPACE_DEL, space_del(d, r), t0);
+		return;
+	case DLM_NL_OP_DROP:
+		finish(d, r->req_id, ST_DROP, drop_request(d, r), t0);
 		return;
 	case DLM_NL_OP_FETCH:
 	case DLM_NL_OP_STORE:
@@ -476,7 +513,7 @@ void dispatch_request(struct dispatch *d, const struct dlm_request *r)
 	atomic_fetch_add(&d->cfg.st->unknown_ops, 1);
 	log_warn("unknown request op: a newer kernel module than dlmd?",
 		 "req_id=%" PRIu64 " op=%u", r->req_id, r->op);
-	d->cfg.complete(d->cfg.ctx, r->req_id, -EOPNOTSUPP);
+	d->cfg.complete(d->cfg.ctx, r->req_id, -EOPNOTSUPP, 0);
 }
 
 void dispatch_json(struct dispatch *d, FILE *f)

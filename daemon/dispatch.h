@@ -35,8 +35,9 @@ struct dlm_request {
 /* Largest DLM page dlmd moves in one transfer. */
 #define DISPATCH_PAGE_MAX	(256ULL << 20)
 
-/* Called once per answerable request, from any thread. */
-typedef void (*complete_fn)(void *ctx, uint64_t req_id, int32_t status);
+/* Called once per answerable request, from any thread; FLAGS DLM_NL_F_*. */
+typedef void (*complete_fn)(void *ctx, uint64_t req_id, int32_t status,
+			    uint32_t flags);
 
 struct dispatch_cfg {
 	uint8_t *pool;			/* the frame pool (or dispatch_set_pool) */
@@ -45,6 +46,7 @@ struct dispatch_cfg {
 	const struct transport_ops *tops;
 	complete_fn complete;
 	void *ctx;
+	int no_keep;			/* never keep a fetched page's copy */
 	struct stats *st;
 };
 

@@ -45,6 +45,7 @@ struct options {
 	const char *stats_file;
 	unsigned int stats_interval;	/* s; 0: only at exit */
 	unsigned int io_timeout_ms;	/* 0: from the module's timeout */
+	int no_keep;
 };
 
 static struct {
@@ -94,6 +95,10 @@ static void usage(FILE *f)
 "                            default: half the module's request_timeout_ms,\n"
 "                            so that the kernel sees EIO for that server's\n"
 "                            pages before it gives up on dlmd altogether\n"
+"      --no-keep             release a page's server copy when the kernel\n"
+"                            fetches it (by default the copy is kept while\n"
+"                            spare capacity allows, so a page the program\n"
+"                            only reads is evicted without a transfer)\n"
 "  -h, --help                this text\n"
 "  -V, --version             versions of dlmd and of the protocols it speaks\n"
 "\n"
@@ -177,13 +182,15 @@ static unsigned int kernel_timeout_ms(void)
 
 static int parse_options(int argc, char **argv)
 {
-	enum { O_LOG = 256, O_STATS_FILE, O_STATS_INT, O_IO_TIMEOUT };
+	enum { O_LOG = 256, O_STATS_FILE, O_STATS_INT, O_IO_TIMEOUT,
+	       O_NO_KEEP };
 	static const struct option opts[] = {
 		{ "memfile", required_argument, NULL, 'f' },
 		{ "log-level", required_argument, NULL, O_LOG },
 		{ "stats-file", required_argument, NULL, O_STATS_FILE },
 		{ "stats-interval", required_argument, NULL, O_STATS_INT },
 		{ "io-timeout", required_argument, NULL, O_IO_TIMEOUT },
+		{ "no-keep", no_argument, NULL, O_NO_KEEP },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -222,6 +229,9 @@ static int parse_options(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case O_NO_KEEP:
+			g.opt.no_keep = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -249,12 +259,13 @@ static int parse_options(int argc, char **argv)
 
 /* ---- completion and requests ------------------------------------------------ */
 
-static void complete(void *ctx, uint64_t req_id, int32_t status)
+static void complete(void *ctx, uint64_t req_id, int32_t status,
+		     uint32_t flags)
 {
 	(void)ctx;
 	if (!atomic_load(&g.registered))
 		return;		/* unregistered: the kernel failed it already */
-	dlm_nl_complete(g.nl, req_id, status);
+	dlm_nl_complete(g.nl, req_id, status, flags);
 }
 
 static void on_request(void *ctx, const struct dlm_request *r)
@@ -326,6 +337,7 @@ static int connect_servers(void)
 	uint64_t *cap = calloc(g.mf.nservers, sizeof(*cap));
 	struct dispatch_cfg cfg = {
 		.tops = g.tops, .complete = complete, .st = &g.st,
+		.no_keep = g.opt.no_keep,
 	};
 	unsigned int i, alive = 0;
 	char err[512];

@@ -70,6 +70,7 @@ static const struct {
 	[DLM_NL_A_CPU_PAGE_SIZE] = { "CPU_PAGE_SIZE", 4 },
 	[DLM_NL_A_PAD] = { "PAD", -1 },
 	[DLM_NL_A_BUDGET] = { "BUDGET", 8 },
+	[DLM_NL_A_FLAGS] = { "FLAGS", 4 },
 };
 
 const char *dlm_nl_attr_name(int attr)
@@ -395,7 +396,8 @@ static int send_msg(struct dlm_nl *nl, struct nl_msg *msg)
 	return r < 0 ? r : 0;
 }
 
-int dlm_nl_complete(struct dlm_nl *nl, uint64_t req_id, int32_t status)
+int dlm_nl_complete(struct dlm_nl *nl, uint64_t req_id, int32_t status,
+		    uint32_t flags)
 {
 	struct nl_msg *msg = new_msg(nl, DLM_NL_CMD_COMPLETE, 0);
 	int r;
@@ -403,7 +405,8 @@ int dlm_nl_complete(struct dlm_nl *nl, uint64_t req_id, int32_t status)
 	if (!msg)
 		return -ENOMEM;
 	if (nla_put_u64(msg, DLM_NL_A_REQ_ID, req_id) ||
-	    nla_put_s32(msg, DLM_NL_A_STATUS, status)) {
+	    nla_put_s32(msg, DLM_NL_A_STATUS, status) ||
+	    (flags && nla_put_u32(msg, DLM_NL_A_FLAGS, flags))) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}

@@ -47,7 +47,8 @@ int dlm_nl_register(struct dlm_nl *nl, uint64_t pool_want,
 int dlm_nl_run(struct dlm_nl *nl, dlm_nl_request_fn fn, void *ctx,
 	       int stop_fd);
 /* DLM_NL_CMD_COMPLETE {REQ_ID, STATUS}; thread-safe; 0 or -errno. */
-int dlm_nl_complete(struct dlm_nl *nl, uint64_t req_id, int32_t status);
+int dlm_nl_complete(struct dlm_nl *nl, uint64_t req_id, int32_t status,
+		    uint32_t flags);
 /* DLM_NL_CMD_UNREGISTER, waiting (bounded) for the kernel's ack. */
 int dlm_nl_unregister(struct dlm_nl *nl);
 void dlm_nl_close(struct dlm_nl *nl);

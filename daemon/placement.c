@@ -4,8 +4,9 @@
  *
  * Each server keeps its unreserved memory as a sorted array of free
  * extents.  Each space owns chunks (extents taken from servers, in the
- * order taken) numbered into consecutive slots, a bitmap of used slots and
- * a hash table dpn -> slot.
+ * order taken) numbered into consecutive slots, a bitmap of used slots, a
+ * bitmap of kept slots (copies of pages the kernel holds, reclaimable),
+ * the page each slot holds, and a hash table dpn -> slot.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,6 +49,8 @@ struct pl_space {
 	size_t nchunk;
 	uint64_t nslots, hint;		/* no free slot below hint */
 	uint64_t *used;			/* bitmap, nslots bits */
+	uint64_t *kept;			/* bitmap: used, kept copy */
+	uint64_t *owner;		/* dpn held, per used slot */
 	struct pl_ent *map;
 	uint64_t mapcap, mapn;		/* mapcap: power of two */
 };
@@ -143,7 +146,16 @@ static int space_add_chunk(struct pl_space *sp, uint32_t server, uint64_t off,
 			return -ENOMEM;
 		memset(u + oldwords, 0, (words - oldwords) * sizeof(*u));
 		sp->used = u;
+		u = realloc(sp->kept, words * sizeof(*u));
+		if (!u)
+			return -ENOMEM;
+		memset(u + oldwords, 0, (words - oldwords) * sizeof(*u));
+		sp->kept = u;
 	}
+	u = realloc(sp->owner, (sp->nslots + n) * sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	sp->owner = u;
 	c = &sp->chunk[sp->nchunk++];
 	c->server = server;
 	c->off = off;
@@ -239,6 +251,7 @@ static void slot_free(struct placement *pl, struct pl_space *sp, uint64_t slot)
 	/* A slot on a dead server stays used: it is never handed out. */
 	if (pl->srv[chunk_of(sp, slot)->server].dead)
 		return;
+	sp->kept[slot / 64] &= ~(1ULL << (slot % 64));
 	sp->used[slot / 64] &= ~(1ULL << (slot % 64));
 	if (slot < sp->hint)
 		sp->hint = slot;
@@ -348,6 +361,8 @@ static void space_free(struct placement *pl, struct pl_space *sp)
 			   sp->chunk[c].nslots * sp->page_size);
 	free(sp->chunk);
 	free(sp->used);
+	free(sp->kept);
+	free(sp->owner);
 	free(sp->map);
 	free(sp);
 }
@@ -488,6 +503,47 @@ static void fill_loc(struct pl_space *sp, uint64_t slot, struct pl_loc *loc)
 	loc->gen = sp->gen;
 }
 
+static void set_kept(struct pl_space *sp, uint64_t slot, int kept)
+{
+	if (kept)
+		sp->kept[slot / 64] |= 1ULL << (slot % 64);
+	else
+		sp->kept[slot / 64] &= ~(1ULL << (slot % 64));
+}
+
+static int is_kept(const struct pl_space *sp, uint64_t slot)
+{
+	return (sp->kept[slot / 64] >> (slot % 64)) & 1;
+}
+
+/*
+ * Take back the slot of a kept copy (the lowest one, on a live server):
+ * its page is resident in the kernel, which learns at its DROP that the
+ * copy is gone and stores the page instead.  PL_NONE if there is none.
+ */
+static uint64_t reclaim_kept(struct placement *pl, struct pl_space *sp)
+{
+	uint64_t w, words = (sp->nslots + 63) / 64, bits, slot;
+	struct pl_ent *e;
+
+	for (w = 0; w < words; w++) {
+		for (bits = sp->kept[w]; bits; bits &= bits - 1) {
+			slot = w * 64 + (uint64_t)__builtin_ctzll(bits);
+			if (pl->srv[chunk_of(sp, slot)->server].dead)
+				continue;
+			e = map_find(sp, sp->owner[slot]);
+			if (!e || e->slot != slot)
+				continue;	/* cannot happen */
+			pl->srv[chunk_of(sp, slot)->server].stored -=
+				sp->page_size;
+			map_delete(sp, e);
+			set_kept(sp, slot, 0);	/* stays used: handed out */
+			return slot;
+		}
+	}
+	return PL_NONE;
+}
+
 int pl_store(struct placement *pl, uint32_t space, uint64_t dpn,
 	     struct pl_loc *loc, int *grew)
 {
@@ -507,6 +563,7 @@ int pl_store(struct placement *pl, uint32_t space, uint64_t dpn,
 		uint32_t s = chunk_of(sp, e->slot)->server;
 
 		if (!pl->srv[s].dead) {
+			set_kept(sp, e->slot, 0);	/* overwritten */
 			fill_loc(sp, e->slot, loc);
 			return 0;
 		}
@@ -515,6 +572,8 @@ int pl_store(struct placement *pl, uint32_t space, uint64_t dpn,
 		map_delete(sp, e);
 	}
 	slot = slot_alloc(sp);
+	if (slot == PL_NONE)
+		slot = reclaim_kept(pl, sp);
 	if (slot == PL_NONE) {
 		step = sp->reserved / sp->page_size / 16;
 		if (step < PL_GROW_MIN)
@@ -534,6 +593,7 @@ int pl_store(struct placement *pl, uint32_t space, uint64_t dpn,
 		slot_free(pl, sp, slot);
 		return err;
 	}
+	sp->owner[slot] = dpn;
 	fill_loc(sp, slot, loc);
 	pl->srv[loc->server].stored += sp->page_size;
 	return 0;
@@ -568,6 +628,40 @@ int pl_forget(struct placement *pl, uint32_t space, uint64_t dpn,
 	pl->srv[chunk_of(sp, e->slot)->server].stored -= sp->page_size;
 	slot_free(pl, sp, e->slot);
 	map_delete(sp, e);
+	return 0;
+}
+
+int pl_keep(struct placement *pl, uint32_t space, uint64_t dpn,
+	    const struct pl_loc *loc)
+{
+	struct pl_space *sp = space_find(pl, space, NULL);
+	struct pl_ent *e;
+
+	if (!sp || sp->gen != loc->gen)
+		return -ESTALE;
+	e = map_find(sp, dpn);
+	if (!e || e->slot != loc->slot ||
+	    pl->srv[chunk_of(sp, e->slot)->server].dead)
+		return -ESTALE;
+	set_kept(sp, e->slot, 1);
+	return 0;
+}
+
+int pl_drop(struct placement *pl, uint32_t space, uint64_t dpn)
+{
+	struct pl_space *sp = space_find(pl, space, NULL);
+	struct pl_ent *e;
+
+	if (!sp)
+		return -ENOENT;
+	if (dpn >= sp->total_size / sp->page_size)
+		return -EINVAL;
+	e = map_find(sp, dpn);
+	if (!e || !is_kept(sp, e->slot))
+		return -ESTALE;
+	set_kept(sp, e->slot, 0);
+	if (pl->srv[chunk_of(sp, e->slot)->server].dead)
+		return -ESTALE;	/* pl_store places it anew */
 	return 0;
 }
 

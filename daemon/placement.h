@@ -12,6 +12,11 @@
  * more than it announced) grows from unreserved capacity, again in rank
  * order.  Slots on a dead server are never handed out again.
  *
+ * A page the kernel fetched may keep its slot (pl_keep): if the program
+ * does not write it, the kernel evicts it by DROP instead of a STORE.
+ * Kept copies only use what is spare: when a space has no free slot, a
+ * store takes a kept copy's slot before growing the space.
+ *
  * Not thread-safe: the caller serialises all calls.
  */
 #ifndef DLM_PLACEMENT_H
@@ -87,6 +92,22 @@ int pl_lookup(struct placement *pl, uint32_t space, uint64_t dpn,
  */
 int pl_forget(struct placement *pl, uint32_t space, uint64_t dpn,
 	      const struct pl_loc *loc);
+
+/*
+ * After a FETCH of page DPN of SPACE from LOC: keep that copy (its slot
+ * stays used; pl_store reuses it when the space has no free slot left,
+ * so a kept copy may vanish).  0, or -ESTALE (LOC no longer current,
+ * or its server died).
+ */
+int pl_keep(struct placement *pl, uint32_t space, uint64_t dpn,
+	    const struct pl_loc *loc);
+/*
+ * The kernel evicts page DPN of SPACE without storing it: 0 if its kept
+ * copy is still held on a live server (it counts as stored again), else
+ * -ESTALE (the kernel must store it), -ENOENT (no such space), -EINVAL
+ * (DPN beyond the space).
+ */
+int pl_drop(struct placement *pl, uint32_t space, uint64_t dpn);
 
 /* Server SERVER died: its slots are never handed out again. */
 void pl_server_dead(struct placement *pl, unsigned int server);

@@ -15,6 +15,7 @@ static const char *const op_names[ST_NOPS] = {
 	[ST_SPACE_DEL] = "space_del",
 	[ST_FETCH] = "fetch",
 	[ST_STORE] = "store",
+	[ST_DROP] = "drop",
 };
 
 uint64_t now_ns(void)

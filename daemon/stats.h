@@ -18,6 +18,7 @@ enum st_op {
 	ST_SPACE_DEL,
 	ST_FETCH,
 	ST_STORE,
+	ST_DROP,
 	ST_NOPS,
 };
 

@@ -351,7 +351,16 @@ static struct attribute *dlm_attrs[] = {
 	&dev_attr_daemon.attr,
 	NULL,
 };
-ATTRIBUTE_GROUPS(dlm);
+
+static const struct attribute_group dlm_group = {
+	.attrs = dlm_attrs,
+};
+
+static const struct attribute_group *dlm_groups[] = {
+	&dlm_group,
+	&dlm_stats_group,
+	NULL,
+};
 
 static const struct file_operations dlm_fops = {
 	.owner = THIS_MODULE,

@@ -41,6 +41,38 @@ extern struct dlm_limits dlm_limits;
 extern atomic64_t dlm_spaces_live;
 extern atomic64_t dlm_frames_live;
 
+/* Module-wide cumulative counters, /sys/class/misc/dlm/stats/ (stats.c). */
+struct dlm_totals {
+	atomic64_t faults;
+	atomic64_t populates;
+	atomic64_t sigbus;
+	atomic64_t swapins;
+	atomic64_t swapouts;
+	atomic64_t drops;
+	atomic64_t store_waits;
+	atomic64_t lost;
+	atomic64_t bytes_in;
+	atomic64_t bytes_out;
+};
+
+extern struct dlm_totals dlm_totals;
+
+/* Count an event in a space's counter @c and the module's @total. */
+static inline void dlm_count(atomic64_t *c, atomic64_t *total)
+{
+	atomic64_inc(c);
+	atomic64_inc(total);
+}
+
+/* Phases of the remote fault path whose latency is recorded. */
+enum dlm_lat_phase {
+	DLM_LAT_REQUEST,	/* fault entry -> FETCH sent */
+	DLM_LAT_DATA,		/* FETCH sent -> its completion */
+	DLM_LAT_MAP,		/* FETCH completion -> frames mapped */
+	DLM_LAT_STORE,		/* STORE or DROP sent -> its completion */
+	DLM_LAT_NR,
+};
+
 /**
  * struct dlm_dpage - one resident DLM page.
  * @nr_frames: CPU pages in the DLM page.
@@ -49,6 +81,13 @@ extern atomic64_t dlm_frames_live;
 struct dlm_dpage {
 	unsigned int nr_frames;
 	struct page *frames[] __counted_by(nr_frames);
+};
+
+/* What a resident slot's frames are a copy of, when not written since. */
+enum dlm_slot_copy {
+	DLM_COPY_NONE,		/* nothing else holds it: STORE on eviction */
+	DLM_COPY_ZERO,		/* zero-filled, never stored: just free it */
+	DLM_COPY_KEPT,		/* the daemon kept it at FETCH: DROP it */
 };
 
 /* States of a remote space's local slot (one DLM page of pool frames). */
@@ -65,6 +104,8 @@ enum dlm_slot_state {
  * @dpn: DLM page held (FETCHING, READY, STORING).
  * @state: enum dlm_slot_state.
  * @referenced: touched since the CLOCK hand last passed (CLOCK policy).
+ * @copy: enum dlm_slot_copy, valid while the frames' PG_dirty is clear.
+ * @ready_ns: when a FETCH into the slot completed, 0 once mapped.
  * @req: the transfer in flight (FETCHING, STORING); holds no reference, the
  *	completion clears it under the space's lock.
  */
@@ -72,6 +113,8 @@ struct dlm_slot {
 	u64 dpn;
 	u8 state;
 	bool referenced;
+	u8 copy;
+	u64 ready_ns;
 	struct dlm_req *req;
 };
 
@@ -101,7 +144,8 @@ struct dlm_slot {
  * @backing: DLM_BACKING_*.
  * @policy: DLM_POLICY_* (remote spaces).
  * @protocol: DLM_PROTO_* (remote spaces).
- * @nr_storing: remote spaces: STOREs in flight.
+ * @nr_storing: remote spaces: STOREs and DROPs in flight.
+ * @reserve: remote spaces: free slots CROSS and ASYNC keep ready.
  * @nr_resident: DLM pages currently resident (under @lock).
  * @slots: remote spaces: @budget_dpages slots.
  * @pool_first: remote spaces: first pool page of the space's region.
@@ -126,6 +170,7 @@ struct dlm_space {
 	u32 policy;
 	u32 protocol;
 	u64 nr_storing;
+	u64 reserve;
 	u64 nr_resident;
 	struct dlm_slot *slots;
 	unsigned long pool_first;
@@ -140,6 +185,8 @@ struct dlm_space {
 	atomic64_t swapins;
 	atomic64_t swapouts;
 	atomic64_t lost;
+	atomic64_t drops;
+	atomic64_t store_waits;
 };
 
 /**
@@ -153,6 +200,8 @@ struct dlm_space {
  * @status: 0 or -errno once @done.
  * @done: the daemon completed it, or it was failed.
  * @timed_out: a waiter gave up on it; its completion only cleans up.
+ * @kept: a successful FETCH whose COMPLETE carried DLM_NL_F_KEPT.
+ * @sent_ns: when it was sent (ktime_get_ns()).
  */
 struct dlm_req {
 	struct kref ref;
@@ -164,6 +213,8 @@ struct dlm_req {
 	int status;
 	bool done;
 	bool timed_out;
+	bool kept;
+	u64 sent_ns;
 };
 
 /* space.c */
@@ -209,6 +260,11 @@ vm_fault_t dlm_remote_fault(struct vm_fault *vmf, struct dlm_space *sp,
 			    u64 dpn);
 void dlm_remote_complete(struct dlm_req *req);
 extern unsigned int dlm_request_timeout_ms;
+extern unsigned int dlm_reserve_dpages;
+
+/* stats.c */
+void dlm_lat_record(enum dlm_lat_phase ph, u64 ns);
+extern const struct attribute_group dlm_stats_group;
 
 /* dev.c */
 int dlm_dev_init(void);

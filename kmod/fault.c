@@ -66,7 +66,7 @@ vm_fault_t dlm_map_frames(struct vm_fault *vmf, struct dlm_space *sp, u64 dpn,
 	if (err)
 		return err == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
 	if (inserted) {
-		atomic64_inc(&sp->faults);
+		dlm_count(&sp->faults, &dlm_totals.faults);
 		atomic64_add((u64)inserted << PAGE_SHIFT, &sp->bytes_mapped);
 	}
 	return VM_FAULT_NOPAGE;

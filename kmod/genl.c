@@ -110,7 +110,8 @@ static int dlm_req_fill(struct sk_buff *msg, struct dlm_req *req,
 {
 	u64 off = 0;
 
-	if (req->op == DLM_NL_OP_FETCH || req->op == DLM_NL_OP_STORE)
+	if (req->op == DLM_NL_OP_FETCH || req->op == DLM_NL_OP_STORE ||
+	    req->op == DLM_NL_OP_DROP)
 		off = (u64)(sp->pool_first + req->slot * sp->ppd) << PAGE_SHIFT;
 
 	if (nla_put_u64_64bit(msg, DLM_NL_A_REQ_ID, req->id, DLM_NL_A_PAD) ||
@@ -150,11 +151,18 @@ struct dlm_req *dlm_req_send(u32 op, struct dlm_space *sp, u64 dpn, u64 slot)
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)
 		return ERR_PTR(-ENOMEM);
-	kref_init(&req->ref);		/* the table's */
+	/*
+	 * The table's reference and the caller's, both taken now: once sent,
+	 * the request may be completed, and the table's reference dropped,
+	 * before dlm_req_send() returns.
+	 */
+	kref_init(&req->ref);
+	kref_get(&req->ref);
 	req->op = op;
 	req->dpn = dpn;
 	req->slot = slot;
 	req->sp = sp;
+	req->sent_ns = ktime_get_ns();
 	if (op != DLM_NL_OP_SPACE_DEL)
 		kref_get(&sp->ref);
 
@@ -185,38 +193,33 @@ struct dlm_req *dlm_req_send(u32 op, struct dlm_space *sp, u64 dpn, u64 slot)
 
 	hdr = genlmsg_put(msg, 0, 0, &dlm_genl, 0, DLM_NL_CMD_REQUEST);
 	ret = hdr ? dlm_req_fill(msg, req, sp) : -EMSGSIZE;
-	if (ret)
-		goto unsent;
-	genlmsg_end(msg, hdr);
-
-	/*
-	 * No lock is held here: the daemon completes requests through
-	 * dlm_nl_complete(), which must not wait for us.  A full socket
-	 * buffer is transient: retry briefly, then give up.
-	 */
-	for (tries = 0; tries < 100; tries++) {
-		ret = genlmsg_unicast(net, skb_get(msg), portid);
-		if (ret != -EAGAIN)
-			break;
-		usleep_range(1000, 2000);
+	if (!ret) {
+		genlmsg_end(msg, hdr);
+		/*
+		 * No lock is held here: the daemon completes requests through
+		 * dlm_nl_complete(), which must not wait for us.  A full
+		 * socket buffer is transient: retry briefly, then give up.
+		 */
+		for (tries = 0; tries < 100; tries++) {
+			ret = genlmsg_unicast(net, skb_get(msg), portid);
+			if (ret != -EAGAIN)
+				break;
+			usleep_range(1000, 2000);
+		}
 	}
 	nlmsg_free(msg);
-	kref_get(&req->ref);		/* the caller's */
 	if (!ret)
 		return req;
 	/* Unsent: fail it, unless dlm_daemon_gone() already took it over. */
 	if (xa_cmpxchg(&dlm_reqs, req->id, req, NULL, GFP_KERNEL) != req)
 		return req;
-	kref_put(&req->ref, dlm_req_release);
-	dlm_req_put(req);
-	return ERR_PTR(ret);
+	goto free_req;
 
-unsent:
-	xa_erase(&dlm_reqs, req->id);
 free_msg:
 	nlmsg_free(msg);
 free_req:
-	dlm_req_put(req);
+	dlm_req_put(req);	/* the table's */
+	dlm_req_put(req);	/* the caller's */
 	return ERR_PTR(ret);
 }
 
@@ -299,6 +302,7 @@ static int dlm_nl_unregister(struct sk_buff *skb, struct genl_info *info)
 static int dlm_nl_complete(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dlm_req *req;
+	u32 flags = 0;
 	u64 id;
 	s32 status;
 
@@ -316,6 +320,12 @@ static int dlm_nl_complete(struct sk_buff *skb, struct genl_info *info)
 		GENL_SET_ERR_MSG(info, "STATUS must be 0 or a negative errno");
 		return -EINVAL;
 	}
+	if (info->attrs[DLM_NL_A_FLAGS])
+		flags = nla_get_u32(info->attrs[DLM_NL_A_FLAGS]);
+	if (flags & ~DLM_NL_F_ALL) {
+		GENL_SET_ERR_MSG(info, "unknown FLAGS bits");
+		return -EINVAL;
+	}
 	if (id > U32_MAX)
 		return -ENOENT;
 	req = xa_erase(&dlm_reqs, id);
@@ -324,6 +334,7 @@ static int dlm_nl_complete(struct sk_buff *skb, struct genl_info *info)
 		return -ENOENT;
 	}
 	req->status = status;
+	req->kept = status == 0 && (flags & DLM_NL_F_KEPT);
 	dlm_remote_complete(req);
 	dlm_req_put(req);
 	return 0;
@@ -334,6 +345,7 @@ static const struct nla_policy dlm_nl_policy[DLM_NL_A_MAX + 1] = {
 	[DLM_NL_A_POOL_SIZE]	= { .type = NLA_U64 },
 	[DLM_NL_A_REQ_ID]	= { .type = NLA_U64 },
 	[DLM_NL_A_STATUS]	= { .type = NLA_S32 },
+	[DLM_NL_A_FLAGS]	= { .type = NLA_U32 },
 };
 
 static const struct genl_small_ops dlm_nl_ops[] = {

@@ -25,6 +25,11 @@ module_param_named(request_timeout_ms, dlm_request_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(request_timeout_ms,
 		 "How long a fault waits for the daemon before declaring it gone and failing with SIGBUS (ms, default 5000)");
 
+unsigned int dlm_reserve_dpages = 4;
+module_param_named(reserve_dpages, dlm_reserve_dpages, uint, 0644);
+MODULE_PARM_DESC(reserve_dpages,
+		 "Free DLM pages a remote space with the cross or async protocol keeps ready, at most a quarter of its budget (default 4, 0: evict on demand); read at DLM_IOC_SETUP");
+
 struct dlm_limits dlm_limits;
 
 static int __init dlm_limits_init(void)

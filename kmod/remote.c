@@ -7,10 +7,19 @@
  * one), or first evicts a victim chosen by the space's policy.
  *
  * Protocols (seeds 000 and 002): SERIAL evicts on demand: store the
- * victim, wait, fetch, wait.  CROSS and ASYNC keep one slot free: when a
- * fault takes the last free slot it also stores the next victim; CROSS
- * waits for that store as well as for its fetch, ASYNC only for the fetch,
- * so the program resumes while the victim goes out behind it.
+ * victim, wait, fetch, wait.  CROSS and ASYNC keep a reserve of free slots
+ * (reserve_dpages, at most a quarter of the budget): a fault that leaves
+ * fewer free slots than that also stores the next victims; CROSS waits
+ * for the first such store as well as for its fetch, ASYNC only for the
+ * fetch, so the program resumes while the victims go out behind it and
+ * the next faults find a free slot without waiting for a swap-out.
+ *
+ * Clean victims move no data: the page tables pass their dirty bits on to
+ * the frames when a DLM page is unmapped, so a page never written since
+ * it was zero-filled is simply forgotten (it reads as zeros again), and
+ * one never written since a FETCH whose copy the daemon kept
+ * (DLM_NL_F_KEPT) is evicted by a DROP, which only asks the daemon to
+ * confirm that the copy is still there.
  *
  * Waiting: a fault that must wait for the daemon drops sp->lock, and the
  * mmap lock when the fault flags allow a retry, then waits killably for at
@@ -34,6 +43,19 @@
 static struct page **dlm_slot_frames(struct dlm_space *sp, u64 k)
 {
 	return dlm_pool_pages(sp->pool_first + k * sp->ppd);
+}
+
+/* Test and clear the dirty bits unmapping passed on to slot @k's frames. */
+static bool dlm_slot_test_clear_dirty(struct dlm_space *sp, u64 k)
+{
+	struct page **frames = dlm_slot_frames(sp, k);
+	bool dirty = false;
+	unsigned int i;
+
+	for (i = 0; i < sp->ppd; i++)
+		if (TestClearPageDirty(frames[i]))
+			dirty = true;
+	return dirty;
 }
 
 static void dlm_xa_set(struct dlm_space *sp, u64 dpn, unsigned long v)
@@ -66,6 +88,9 @@ int dlm_remote_setup(struct dlm_space *sp)
 		return -ENOMEM;
 	}
 	sp->pool_first = first;
+	if (sp->budget_dpages >= 2 && dlm_reserve_dpages)
+		sp->reserve = clamp_t(u64, div_u64(sp->budget_dpages, 4), 1,
+				      dlm_reserve_dpages);
 
 	req = dlm_req_send(DLM_NL_OP_SPACE_NEW, sp, 0, 0);
 	if (IS_ERR(req)) {
@@ -127,7 +152,12 @@ void dlm_remote_complete(struct dlm_req *req)
 	case DLM_NL_OP_FETCH:
 		if (!req->status) {
 			slot->state = DLM_SLOT_READY;
-			atomic64_inc(&sp->swapins);
+			slot->copy = req->kept ? DLM_COPY_KEPT : DLM_COPY_NONE;
+			slot->ready_ns = ktime_get_ns();
+			dlm_slot_test_clear_dirty(sp, req->slot);
+			dlm_lat_record(DLM_LAT_DATA, slot->ready_ns - req->sent_ns);
+			dlm_count(&sp->swapins, &dlm_totals.swapins);
+			atomic64_add(sp->page_size, &dlm_totals.bytes_in);
 			break;
 		}
 		/*
@@ -138,22 +168,35 @@ void dlm_remote_complete(struct dlm_req *req)
 						      DLM_SLOT_FREE;
 		dlm_xa_set(sp, req->dpn, DLM_XA_LOST);
 		sp->nr_resident--;
-		atomic64_inc(&sp->lost);
+		dlm_count(&sp->lost, &dlm_totals.lost);
 		pr_warn_ratelimited("space %d: DLM page %llu lost (fetch failed: %d); accesses to it get SIGBUS\n",
 				    sp->id, req->dpn, req->status);
 		break;
 	case DLM_NL_OP_STORE:
+	case DLM_NL_OP_DROP:
+		dlm_lat_record(DLM_LAT_STORE, ktime_get_ns() - req->sent_ns);
+		sp->nr_storing--;
 		if (!req->status) {
 			slot->state = DLM_SLOT_FREE;
 			dlm_xa_set(sp, req->dpn, DLM_XA_STORED);
 			sp->nr_resident--;
-			sp->nr_storing--;
-			atomic64_inc(&sp->swapouts);
+			if (req->op == DLM_NL_OP_DROP) {
+				dlm_count(&sp->drops, &dlm_totals.drops);
+				break;
+			}
+			dlm_count(&sp->swapouts, &dlm_totals.swapouts);
+			atomic64_add(sp->page_size, &dlm_totals.bytes_out);
 			break;
 		}
-		/* The frames were only read: the page stays resident. */
+		/*
+		 * The frames were only read: the page stays resident, and
+		 * its dirty bits are spent, so it is stored next time.  A
+		 * refused DROP is no failure: the copy was released.
+		 */
 		slot->state = DLM_SLOT_READY;
-		sp->nr_storing--;
+		slot->copy = DLM_COPY_NONE;
+		if (req->op == DLM_NL_OP_DROP)
+			break;
 		sp->evict_failed = true;
 		pr_warn_ratelimited("space %d: storing DLM page %llu failed (%d); it stays local\n",
 				    sp->id, req->dpn, req->status);
@@ -202,8 +245,10 @@ static u64 dlm_pick_victim(struct dlm_space *sp, u64 keep)
 }
 
 /*
- * Evict the DLM page in slot @k: unmap it everywhere, send STORE.  Returns
- * the request with a reference for the caller.  Called with sp->lock held.
+ * Evict the DLM page in slot @k: unmap it everywhere, then forget it if it
+ * was never written since zero-filled (returns NULL: the slot is free),
+ * else send DROP or STORE.  Returns the request with a reference for the
+ * caller.  Called with sp->lock held.
  */
 static struct dlm_req *dlm_evict(struct dlm_space *sp, u64 k)
 {
@@ -211,33 +256,65 @@ static struct dlm_req *dlm_evict(struct dlm_space *sp, u64 k)
 	struct dlm_req *req;
 
 	dlm_space_unmap_dpage(sp, slot->dpn);
-	req = dlm_req_send(DLM_NL_OP_STORE, sp, slot->dpn, k);
-	if (IS_ERR(req))
+	if (dlm_slot_test_clear_dirty(sp, k))
+		slot->copy = DLM_COPY_NONE;
+	if (slot->copy == DLM_COPY_ZERO) {
+		xa_erase(&sp->dpages, slot->dpn);	/* never touched again */
+		slot->state = DLM_SLOT_FREE;
+		sp->nr_resident--;
+		dlm_count(&sp->drops, &dlm_totals.drops);
+		return NULL;
+	}
+	req = dlm_req_send(slot->copy == DLM_COPY_KEPT ? DLM_NL_OP_DROP :
+			   DLM_NL_OP_STORE, sp, slot->dpn, k);
+	if (IS_ERR(req)) {
+		slot->copy = DLM_COPY_NONE;	/* its dirty bits are spent */
 		return req;
+	}
 	slot->state = DLM_SLOT_STORING;
 	slot->req = req;	/* no reference: cleared on completion */
 	sp->nr_storing++;
 	return req;
 }
 
+static u64 dlm_nr_free(struct dlm_space *sp)
+{
+	u64 k, n = 0;
+
+	for (k = 0; k < sp->budget_dpages; k++)
+		n += sp->slots[k].state == DLM_SLOT_FREE;
+	return n;
+}
+
 /*
- * CROSS and ASYNC: when the last free slot has just been taken (by slot
- * @keep), store the next victim now so that the next fault finds a free
- * slot.  Returns the STORE (with a reference) or NULL.
+ * CROSS and ASYNC: after a fault took a free slot (@keep), evict victims
+ * until sp->reserve slots are free or on their way to it, so that the next
+ * faults find a free slot.  Returns the first STORE or DROP (with a
+ * reference) or NULL.
  */
 static struct dlm_req *dlm_refill(struct dlm_space *sp, u64 keep)
 {
-	struct dlm_req *req;
-	u64 k;
+	struct dlm_req *first = NULL, *req;
+	u64 nfree, k;
 
-	if (sp->protocol == DLM_PROTO_SERIAL || sp->budget_dpages < 2 ||
-	    sp->nr_storing || dlm_free_slot(sp) != DLM_NO_SLOT)
+	if (sp->protocol == DLM_PROTO_SERIAL)
 		return NULL;
-	k = dlm_pick_victim(sp, keep);
-	if (k == DLM_NO_SLOT)
-		return NULL;
-	req = dlm_evict(sp, k);
-	return IS_ERR(req) ? NULL : req;	/* on demand next time */
+	nfree = dlm_nr_free(sp);
+	while (nfree + sp->nr_storing < sp->reserve) {
+		k = dlm_pick_victim(sp, keep);
+		if (k == DLM_NO_SLOT)
+			break;
+		req = dlm_evict(sp, k);
+		if (IS_ERR(req))
+			break;		/* on demand next time */
+		if (!req)
+			nfree++;	/* freed without a transfer */
+		else if (first)
+			dlm_req_put(req);
+		else
+			first = req;
+	}
+	return first;
 }
 
 /* A STORE in flight, with a reference, or NULL. */
@@ -312,7 +389,7 @@ static vm_fault_t dlm_fault_wait(struct vm_fault *vmf, struct dlm_space *sp,
 static vm_fault_t dlm_remote_sigbus(struct dlm_space *sp, u64 dpn,
 				    const char *why)
 {
-	atomic64_inc(&sp->sigbus);
+	dlm_count(&sp->sigbus, &dlm_totals.sigbus);
 	pr_warn_ratelimited("pid %d (%s): space %d DLM page %llu: %s, sending SIGBUS\n",
 			    task_pid_nr(current), current->comm, sp->id, dpn,
 			    why);
@@ -323,11 +400,12 @@ vm_fault_t dlm_remote_fault(struct vm_fault *vmf, struct dlm_space *sp,
 			    u64 dpn)
 {
 	struct dlm_req *req, *req2 = NULL;
+	u64 t0 = ktime_get_ns(), k;
+	bool store_wait = false;
 	struct dlm_slot *slot;
 	vm_fault_t ret;
 	unsigned long v;
 	void *e;
-	u64 k;
 
 	mutex_lock(&sp->lock);
 again:
@@ -343,6 +421,11 @@ again:
 			slot->referenced = true;
 			ret = dlm_map_frames(vmf, sp, dpn,
 					     dlm_slot_frames(sp, v - DLM_XA_SLOT0));
+			if (slot->ready_ns && ret == VM_FAULT_NOPAGE) {
+				dlm_lat_record(DLM_LAT_MAP,
+					       ktime_get_ns() - slot->ready_ns);
+				slot->ready_ns = 0;
+			}
 			goto unlock;
 		}
 		/* Being fetched or stored: wait for that transfer. */
@@ -361,6 +444,10 @@ again:
 						"no local frame: storing a victim failed");
 			goto unlock;
 		}
+		if (!store_wait) {
+			store_wait = true;
+			dlm_count(&sp->store_waits, &dlm_totals.store_waits);
+		}
 		/* A victim already on its way out frees a slot soonest. */
 		req = dlm_store_in_flight(sp);
 		if (req)
@@ -373,6 +460,8 @@ again:
 			ret = dlm_remote_sigbus(sp, dpn, "no daemon to store a victim");
 			goto unlock;
 		}
+		if (!req)
+			goto again;	/* freed without a transfer */
 		goto wait;
 	}
 
@@ -381,11 +470,14 @@ again:
 		/* First touch: zeros, no transfer. */
 		for (v = 0; v < sp->ppd; v++)
 			clear_highpage(dlm_slot_frames(sp, k)[v]);
+		dlm_slot_test_clear_dirty(sp, k);
 		slot->dpn = dpn;
 		slot->state = DLM_SLOT_READY;
+		slot->copy = DLM_COPY_ZERO;
+		slot->ready_ns = 0;
 		dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
 		sp->nr_resident++;
-		atomic64_inc(&sp->populates);
+		dlm_count(&sp->populates, &dlm_totals.populates);
 		req2 = dlm_refill(sp, k);
 		if (req2)
 			dlm_req_put(req2);	/* nothing to overlap with */
@@ -398,6 +490,7 @@ again:
 		ret = dlm_remote_sigbus(sp, dpn, "no daemon to fetch it");
 		goto unlock;
 	}
+	dlm_lat_record(DLM_LAT_REQUEST, req->sent_ns - t0);
 	slot->dpn = dpn;
 	slot->state = DLM_SLOT_FETCHING;
 	slot->req = req;

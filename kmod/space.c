@@ -143,7 +143,7 @@ struct dlm_dpage *dlm_space_get_dpage(struct dlm_space *sp, u64 dpn,
 
 	if (sp->nr_resident >= sp->budget_dpages) {
 		/* DLM_BACKING_LOCAL: nowhere to evict to. */
-		atomic64_inc(&sp->sigbus);
+		dlm_count(&sp->sigbus, &dlm_totals.sigbus);
 		pr_warn_ratelimited("pid %d (%s): local budget of %llu bytes exhausted with no remote backing, sending SIGBUS (raise dlm_setup.local_budget or use DLM_BACKING_REMOTE)\n",
 				    task_pid_nr(current), current->comm,
 				    sp->budget_dpages * sp->page_size);
@@ -164,7 +164,7 @@ struct dlm_dpage *dlm_space_get_dpage(struct dlm_space *sp, u64 dpn,
 		return NULL;
 	}
 	sp->nr_resident++;
-	atomic64_inc(&sp->populates);
+	dlm_count(&sp->populates, &dlm_totals.populates);
 	return dp;
 }
 
@@ -182,6 +182,8 @@ void dlm_space_stats(struct dlm_space *sp, struct dlm_stats *st)
 	st->swapins = atomic64_read(&sp->swapins);
 	st->swapouts = atomic64_read(&sp->swapouts);
 	st->lost = atomic64_read(&sp->lost);
+	st->drops = atomic64_read(&sp->drops);
+	st->store_waits = atomic64_read(&sp->store_waits);
 }
 
 void dlm_space_exit(void)

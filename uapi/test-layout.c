@@ -52,7 +52,9 @@ OFF(dlm_stats, bytes_mapped, 40);
 OFF(dlm_stats, swapins, 48);
 OFF(dlm_stats, swapouts, 56);
 OFF(dlm_stats, lost, 64);
-OFF(dlm_stats, reserved, 72);
+OFF(dlm_stats, drops, 72);
+OFF(dlm_stats, store_waits, 80);
+OFF(dlm_stats, reserved, 88);
 
 /* The ioctl numbers encode the sizes: pin them too. */
 STATIC_ASSERT(DLM_IOC_API == 0xc010da00, "DLM_IOC_API");

@@ -44,6 +44,7 @@ static struct {
 	pthread_cond_t cv;
 	int done[NREQ];
 	int status[NREQ];
+	uint32_t flags[NREQ];
 	int dup;
 } res = { .lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
@@ -55,7 +56,7 @@ static uint64_t next_id = 1;
 static pid_t pids[3];
 static char ports[3][8];
 
-static void complete(void *ctx, uint64_t id, int32_t status)
+static void complete(void *ctx, uint64_t id, int32_t status, uint32_t flags)
 {
 	(void)ctx;
 	pthread_mutex_lock(&res.lock);
@@ -63,6 +64,7 @@ static void complete(void *ctx, uint64_t id, int32_t status)
 		res.dup += res.done[id];
 		res.done[id] = 1;
 		res.status[id] = status;
+		res.flags[id] = flags;
 	}
 	pthread_cond_broadcast(&res.cv);
 	pthread_mutex_unlock(&res.lock);
@@ -266,7 +268,7 @@ int main(int argc, char **argv)
 	orig = malloc(512 * PS);
 	buf = malloc(PS);
 	fill(orig, 512 * PS);
-	tap_plan(32);
+	tap_plan(35);
 
 	d = dispatch_create(&cfg, 3, names, cap);
 	ok = 1;
@@ -338,15 +340,26 @@ int main(int argc, char **argv)
 		ok &= wait_id(ids[i]) == 0 &&
 		      !memcmp(pool + (63 - i) * PS, page_of(1, (uint64_t)i), PS);
 	tap_ok(ok, "FETCHed back into other pool frames: byte for byte equal");
-	tap_ok(io(DLM_NL_OP_FETCH, 1, 5, 0) == -EIO,
-	       "FETCH again after FETCH: EIO (the remote copy was released)");
+	ok = 1;
+	for (i = 0; i < 32; i++)
+		ok &= res.flags[ids[i]] == DLM_NL_F_KEPT;
+	tap_ok(ok, "every FETCH completed with DLM_NL_F_KEPT (copies kept)");
+	tap_ok(io(DLM_NL_OP_DROP, 1, 5, 0) == 0 && io(DLM_NL_OP_DROP, 1, 5, 0) == -ESTALE,
+	       "DROP of a kept page: 0; DROP again (no longer kept): ESTALE");
+	memset(pool, 0, PS);
+	tap_ok(io(DLM_NL_OP_FETCH, 1, 5, 0) == 0 && !memcmp(pool, page_of(1, 5), PS),
+	       "a DROPped page FETCHes back intact");
 	tap_ok(io(DLM_NL_OP_FETCH, 1, 40, 0) == -EIO,
 	       "FETCH of a page never stored: EIO");
+	tap_ok(io(DLM_NL_OP_DROP, 1, 40, 0) == -ESTALE &&
+	       io(DLM_NL_OP_DROP, 1, 64 * MiB / PS, 0) == -EINVAL &&
+	       io(DLM_NL_OP_DROP, 9, 1, 0) == -EINVAL,
+	       "DROP of a page never fetched: ESTALE; beyond the space or unknown space: EINVAL");
 	tap_ok(store_async(1, 7, 3) && wait_id(next_id - 1) == 0 &&
-	       server_read(1, 0, buf) == 0 && !memcmp(buf, page_of(1, 7), PS),
-	       "a new STORE reuses the lowest freed slot (server 1 offset 0)");
+	       server_read(1, 7 * PS, buf) == 0 && !memcmp(buf, page_of(1, 7), PS) &&
+	       io(DLM_NL_OP_DROP, 1, 7, 0) == -ESTALE,
+	       "a STORE of a kept page overwrites its slot; it is no longer kept");
 
-	/* Validation. */
 	tap_ok(wait_id(submit_io(DLM_NL_OP_STORE, 1, 1, POOL - PS + 4096, PS, ALL_IO)) == -EINVAL &&
 	       wait_id(submit_io(DLM_NL_OP_STORE, 1, 1, UINT64_MAX - 4095, PS, ALL_IO)) == -EINVAL &&
 	       wait_id(submit_io(DLM_NL_OP_FETCH, 1, 1, POOL, PS, ALL_IO)) == -EINVAL,

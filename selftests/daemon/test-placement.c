@@ -288,13 +288,46 @@ static void test_random(void)
 	pl_destroy(pl);
 }
 
+/* Kept copies of fetched pages: dropped, overwritten, reclaimed. */
+static void test_keep(void)
+{
+	uint64_t cap[2] = { 4 * MiB, 0 };
+	struct placement *pl = pl_create(2, cap);
+	struct pl_loc l[4];
+	int okay = 1, i;
+
+	pl_space_new(pl, 1, MiB, 8 * MiB, 4 * MiB);
+	for (i = 0; i < 4; i++) {
+		okay &= store(pl, 1, (uint64_t)i) == 0;
+		l[i] = loc;
+	}
+	for (i = 0; i < 4; i++)
+		okay &= pl_keep(pl, 1, (uint64_t)i, &l[i]) == 0;
+	tap_ok(okay, "keep: 4 fetched pages fill the space, copies kept");
+	tap_ok(pl_drop(pl, 1, 2) == 0 && pl_drop(pl, 1, 2) == -ESTALE &&
+	       pl_lookup(pl, 1, 2, &loc) == 0 && at(0, 2 * MiB),
+	       "keep: DROP of a kept page 0, it stays stored; DROP again ESTALE");
+	tap_ok(store(pl, 1, 1) == 0 && at(0, MiB) && pl_drop(pl, 1, 1) == -ESTALE,
+	       "keep: a STORE of a kept page overwrites its slot, no longer kept");
+	tap_ok(store(pl, 1, 6) == 0 && at(0, 0) &&
+	       pl_lookup(pl, 1, 0, &loc) == -ENODATA && pl_drop(pl, 1, 0) == -ESTALE,
+	       "keep: full space: a new page takes the lowest kept slot, its DROP fails");
+	tap_ok(store(pl, 1, 7) == 0 && at(0, 3 * MiB) && store(pl, 1, 5) == -ENOSPC,
+	       "keep: then the next kept slot; with none left: ENOSPC");
+	tap_ok(pl_keep(pl, 1, 6, &l[1]) == -ESTALE && pl_drop(pl, 1, 99) == -EINVAL &&
+	       pl_drop(pl, 9, 0) == -ENOENT,
+	       "keep: stale LOC, DPN beyond the space, unknown space refused");
+	pl_destroy(pl);
+}
+
 int main(void)
 {
-	tap_plan(39);
+	tap_plan(45);
 	test_rank_order();
 	test_dead();
 	test_invalid();
 	test_coalesce();
 	test_random();
+	test_keep();
 	return tap_done();
 }

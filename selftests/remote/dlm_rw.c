@@ -5,8 +5,11 @@
  *
  *   dlm_rw [-t TOTAL_MB] [-b BUDGET_KB] [-p PAGE_KB] [-P arr|clock]
  *          [-x serial|cross|async]
- *          [-a seq|random] [-j THREADS] [-r ROUNDS] [-l] [-s FILE]
+ *          [-a seq|random] [-j THREADS] [-r ROUNDS] [-c CHECKS] [-z]
+ *          [-l] [-s FILE]
  *
+ * Each round writes every word, then reads them back CHECKS times
+ * (default 1).  -z only reads the never-written space and checks zeros.
  * -l uses DLM_BACKING_LOCAL (default remote).  Exit 0 when every word
  * read back is right, 1 on a mismatch, 2 on a setup error (errno named).
  * Prints the kernel's counters as key=value.
@@ -30,7 +33,7 @@
 struct job {
 	uint64_t *w;
 	uint64_t nwords, dpage_words, nr_dpages;
-	unsigned int id, nr, random, rounds;
+	unsigned int id, nr, random, rounds, checks, zero;
 	uint64_t bad;
 };
 
@@ -47,9 +50,17 @@ static void *run(void *arg)
 {
 	struct job *j = arg;
 	uint64_t seed = 0x9E3779B97F4A7C15ULL * (j->id + 1), i, n, dp, off;
-	unsigned int r;
+	unsigned int r, c;
 
 	n = (j->nr_dpages - j->id + j->nr - 1) / j->nr;
+	if (j->zero) {
+		for (i = 0; i < n; i++) {
+			dp = j->id + i * j->nr;
+			for (off = 0; off < j->dpage_words; off += 61)
+				j->bad += j->w[dp * j->dpage_words + off] != 0;
+		}
+		return NULL;
+	}
 	for (r = 0; r < j->rounds; r++) {
 		for (i = 0; i < n; i++) {
 			dp = j->random ? j->id + (xorshift(&seed) % n) * j->nr :
@@ -70,13 +81,16 @@ static void *run(void *arg)
 					j->w[k] = dlm_pattern(k, r);
 			}
 		}
-		for (i = 0; i < n; i++) {
-			dp = j->random ? j->id + (xorshift(&seed) % n) * j->nr :
-					 j->id + i * j->nr;
-			for (off = 0; off < j->dpage_words; off += 61) {
-				uint64_t k = dp * j->dpage_words + off;
+		for (c = 0; c < j->checks; c++) {
+			for (i = 0; i < n; i++) {
+				dp = j->random ?
+				     j->id + (xorshift(&seed) % n) * j->nr :
+				     j->id + i * j->nr;
+				for (off = 0; off < j->dpage_words; off += 61) {
+					uint64_t k = dp * j->dpage_words + off;
 
-				j->bad += j->w[k] != dlm_pattern(k, r);
+					j->bad += j->w[k] != dlm_pattern(k, r);
+				}
 			}
 		}
 	}
@@ -136,7 +150,7 @@ int main(int argc, char **argv)
 	const char *survey_file = NULL;
 	uint64_t total = 32 * MB, budget = 4 * MB, page = 1 * MB;
 	unsigned int threads = 1, random = 0, rounds = 2, i, policy = 0;
-	unsigned int protocol = 0;
+	unsigned int protocol = 0, checks = 1, zero = 0;
 	struct dlm_api api = { .api = DLM_API_VERSION };
 	struct dlm_setup s = { .backing = DLM_BACKING_REMOTE };
 	struct job jobs[64];
@@ -147,7 +161,7 @@ int main(int argc, char **argv)
 	int fd, c;
 	void *p;
 
-	while ((c = getopt(argc, argv, "t:b:p:P:x:a:j:r:ls:h")) != -1) {
+	while ((c = getopt(argc, argv, "t:b:p:P:x:a:j:r:c:zls:h")) != -1) {
 		switch (c) {
 		case 't': total = strtoull(optarg, NULL, 0) * MB; break;
 		case 'b': budget = strtoull(optarg, NULL, 0) * KB; break;
@@ -157,6 +171,8 @@ int main(int argc, char **argv)
 		case 'a': random = optarg[0] == 'r'; break;
 		case 'j': threads = atoi(optarg); break;
 		case 'r': rounds = atoi(optarg); break;
+		case 'c': checks = atoi(optarg); break;
+		case 'z': zero = 1; break;
 		case 'l': s.backing = DLM_BACKING_LOCAL; break;
 		case 's': survey_file = optarg; break;
 		case 'x': protocol = optarg[0] == 's' ? DLM_PROTO_SERIAL :
@@ -197,7 +213,8 @@ int main(int argc, char **argv)
 					.dpage_words = page / 8,
 					.nr_dpages = total / page, .id = i,
 					.nr = threads, .random = random,
-					.rounds = rounds };
+					.rounds = rounds, .checks = checks,
+					.zero = zero };
 		pthread_create(&th[i], NULL, run, &jobs[i]);
 	}
 	for (i = 0; i < threads; i++) {
@@ -206,11 +223,12 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	st = dlm_get_stats(fd);
-	printf("bad=%llu seconds=%.3f faults=%llu populates=%llu swapins=%llu swapouts=%llu lost=%llu sigbus=%llu resident=%llu policy=%u protocol=%u\n",
+	printf("bad=%llu seconds=%.3f faults=%llu populates=%llu swapins=%llu swapouts=%llu drops=%llu store_waits=%llu lost=%llu sigbus=%llu resident=%llu policy=%u protocol=%u\n",
 	       (unsigned long long)bad,
 	       t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       (unsigned long long)st.faults, (unsigned long long)st.populates,
 	       (unsigned long long)st.swapins, (unsigned long long)st.swapouts,
+	       (unsigned long long)st.drops, (unsigned long long)st.store_waits,
 	       (unsigned long long)st.lost, (unsigned long long)st.sigbus,
 	       (unsigned long long)st.dpages_resident, s.policy, s.protocol);
 	return bad ? 1 : 0;

@@ -13,6 +13,10 @@ make it misbehave on purpose, to test that the kernel never trusts it:
   fail-fetch answer FETCH with -EIO (a lost memory server)
   crash-after:N  serve N requests, then exit abruptly (os._exit)
   stall-after:N  serve N requests, then stay registered but silent
+  keep       keep a page's copy at FETCH and say so (DLM_NL_F_KEPT);
+             honour DROP of a kept page, refuse any other with -ESTALE
+  keep-refuse  say KEPT but release the copy anyway and refuse every
+             DROP: the kernel must STORE those pages, or lose them
 
 Usage: fake_dlmd.py [--mode MODE] [--pool-mb N] [--ready-file F]
 Writes F when registered and mapped; exits on SIGTERM.
@@ -38,8 +42,9 @@ NLM_F_ACK = 4
 CMD_REGISTER, CMD_UNREGISTER, CMD_REQUEST, CMD_COMPLETE = 1, 2, 3, 4
 A_VERSION, A_POOL_SIZE, A_REQ_ID, A_OP, A_SPACE, A_DPN, A_POOL_OFF, \
     A_LEN, A_STATUS, A_PAGE_SIZE, A_TOTAL_SIZE, A_CPU_PAGE_SIZE, A_PAD, \
-    A_BUDGET = range(1, 15)
-OP_SPACE_NEW, OP_SPACE_DEL, OP_FETCH, OP_STORE = 1, 2, 3, 4
+    A_BUDGET, A_FLAGS = range(1, 16)
+OP_SPACE_NEW, OP_SPACE_DEL, OP_FETCH, OP_STORE, OP_DROP = 1, 2, 3, 4, 5
+F_KEPT = 1
 
 
 def attr(t, payload):
@@ -136,6 +141,8 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
     store = {}
+    kept = set()
+    drops = 0
     served = 0
     crash_after = (int(args.mode.split(':')[1])
                    if args.mode.startswith('crash-after:') else -1)
@@ -175,23 +182,40 @@ def main():
                 g.send(fam, CMD_COMPLETE, [attr(A_REQ_ID, u64(rid))])
                 g.send(fam, CMD_REQUEST, [attr(A_REQ_ID, u64(rid))])
                 complete(1 << 40, 0)                 # id beyond 32 bits
+                complete(rid, 0, [attr(A_FLAGS, u32(2))])  # unknown flag
             status = 0
+            extra = []
+            key = (space, dpn)
             if op == OP_STORE:
-                store[(space, dpn)] = bytes(pool[off:off + ln])
+                store[key] = bytes(pool[off:off + ln])
+                kept.discard(key)
             elif op == OP_FETCH:
-                data = store.pop((space, dpn), None)
+                data = store.get(key)
                 if args.mode == 'fail-fetch' or data is None:
                     status = -errno.EIO
                 else:
                     pool[off:off + ln] = data
+                    if args.mode == 'keep':
+                        kept.add(key)
+                    else:
+                        del store[key]
+                    if args.mode.startswith('keep'):
+                        extra = [attr(A_FLAGS, u32(F_KEPT))]
+            elif op == OP_DROP:
+                if key in kept:
+                    kept.discard(key)
+                    drops += 1
+                else:
+                    status = -errno.ESTALE
             elif op == OP_SPACE_DEL:
                 for k in [k for k in store if k[0] == space]:
                     del store[k]
-            complete(rid, status)
+                    kept.discard(k)
+            complete(rid, status, extra)
         if args.ready_file:
             with open(args.ready_file + '.stats', 'w') as f:
                 f.write(f'served={served} refused={refused} '
-                        f'stored={len(store)}\n')
+                        f'stored={len(store)} drops={drops}\n')
 
 
 if __name__ == '__main__':

@@ -26,7 +26,7 @@ if ! command -v python3 >/dev/null; then
 	echo "1..0 # SKIP needs python3 for fake_dlmd.py"
 	exit $KSFT_SKIP
 fi
-echo "1..30"
+echo "1..36"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
@@ -103,6 +103,44 @@ rw "8 threads, 64 KB pages, 6% local, random" -t 8 -b 512 -p 64 -j 8 -a random
 "$rw" -t 8 -b 2048 -p 256 -a random >"$tmp/b" 2>&1 & b=$!
 if wait $a && wait $b; then ok "two processes with remote spaces at once"
 else notok "two processes with remote spaces at once: $(cat "$tmp/a" "$tmp/b")"; fi
+
+# Clean victims move no data.  kv KEY: a counter from dlm_rw's output.
+kv() { sed -n "s/.*[[:space:]]$1=\([0-9]*\).*/\1/p" <<<" $out"; }
+# rwk DESC CONDITION ARGS...: dlm_rw reads back everything and CONDITION
+# (arithmetic over counters fetched with kv) holds.
+rwk() {
+	local desc=$1 cond=$2
+	shift 2
+	if out=$(timeout 300 "$rw" "$@" 2>&1) && [[ $out == *"bad=0 "* ]] &&
+	   (( $(eval "echo \"$cond\"") )); then
+		ok "$desc ($out)"
+	else
+		notok "$desc: want $cond ($out)"
+	fi
+}
+rwk "never-written pages read as zeros, evicted without a transfer" \
+	'$(kv swapins) == 0 && $(kv swapouts) == 0 && $(kv drops) >= 15' \
+	-z -t 16 -b 1024 -p 1024
+rwk "without DLM_NL_F_KEPT every victim is stored, none dropped" \
+	'$(kv drops) == 0 && $(kv swapouts) > 0' -t 16 -b 2048 -p 1024 -c 3
+start_daemon keep
+rwk "copies kept: clean re-reads evicted by DROP, data intact" \
+	'$(kv drops) > $(kv swapouts) && $(kv swapins) > 0' \
+	-t 16 -b 2048 -p 1024 -c 3
+rwk "copies kept: 4 KB pages, 8 threads, random" '$(kv drops) > 0' \
+	-t 4 -b 256 -p 4 -j 8 -a random -c 2 -r 1
+start_daemon keep-refuse
+rwk "DROP refused: the kernel stores those pages instead, data intact" \
+	'$(kv drops) == 0 && $(kv swapouts) > 0' -t 16 -b 2048 -p 1024 -c 3
+st=/sys/class/misc/dlm/stats
+read -r lc lmean l50 l90 l99 lmax <"$st/lat_data" 2>/dev/null
+if [[ ${lc:-0} -gt 0 && $l50 -le $l90 && $l90 -le $l99 && $l99 -le $lmax &&
+      $lmean -le $lmax && $(cat $st/swapins) -ge $lc && $(cat $st/drops) -gt 0 ]]; then
+	ok "sysfs stats: $(cat $st/swapins) swap-ins, fetch latency p50 $l50 ns p99 $l99 ns"
+else
+	notok "sysfs stats: lat_data '$(cat $st/lat_data 2>&1)' swapins $(cat $st/swapins 2>&1)"
+fi
+start_daemon normal
 
 # A second daemon cannot register while one is.
 if python3 -S "$fake" --pool-mb 8 2>"$tmp/second.err"; then

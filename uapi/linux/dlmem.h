@@ -122,6 +122,10 @@ struct dlm_setup {
  * @swapins: DLM pages fetched from memory servers.
  * @swapouts: DLM pages stored to memory servers.
  * @lost: DLM pages whose data was lost (server or daemon failure).
+ * @drops: DLM pages evicted without a transfer: never written since they
+ *	were fetched (the daemon kept the copy) or zero-filled.
+ * @store_waits: faults that found no free local slot and waited for a
+ *	victim's swap-out (the free-slot reserve was empty).
  * @reserved: zero.
  */
 struct dlm_stats {
@@ -134,7 +138,9 @@ struct dlm_stats {
 	__u64 swapins;
 	__u64 swapouts;
 	__u64 lost;
-	__u64 reserved[7];
+	__u64 drops;
+	__u64 store_waits;
+	__u64 reserved[5];
 };
 
 #define DLM_IOC_MAGIC		0xDA

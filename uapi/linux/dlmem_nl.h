@@ -17,7 +17,7 @@
  *   kernel -> daemon  DLM_NL_CMD_REQUEST  {REQ_ID, OP, SPACE, DPN,
  *                                          POOL_OFF, LEN [, PAGE_SIZE,
  *                                          TOTAL_SIZE for SPACE_NEW]}
- *   daemon -> kernel  DLM_NL_CMD_COMPLETE {REQ_ID, STATUS}
+ *   daemon -> kernel  DLM_NL_CMD_COMPLETE {REQ_ID, STATUS [, FLAGS]}
  *   daemon -> kernel  DLM_NL_CMD_UNREGISTER
  *
  * One daemon is registered at a time (REGISTER by another socket: EBUSY).
@@ -30,6 +30,8 @@
  */
 #ifndef _UAPI_LINUX_DLMEM_NL_H
 #define _UAPI_LINUX_DLMEM_NL_H
+
+#include <linux/const.h>
 
 #define DLM_GENL_NAME		"dlm"
 #define DLM_GENL_VERSION	1
@@ -64,10 +66,21 @@ enum dlm_nl_attr {
 	DLM_NL_A_CPU_PAGE_SIZE,	/* u32: the kernel's CPU page size */
 	DLM_NL_A_PAD,
 	DLM_NL_A_BUDGET,	/* u64: the space's local budget (SPACE_NEW) */
+	DLM_NL_A_FLAGS,		/* u32: DLM_NL_F_* (COMPLETE), optional */
 	__DLM_NL_A_MAX,
 };
 
 #define DLM_NL_A_MAX (__DLM_NL_A_MAX - 1)
+
+/*
+ * DLM_NL_A_FLAGS of a COMPLETE.  Unknown bits are refused with EINVAL.
+ * @DLM_NL_F_KEPT: (successful FETCH only, ignored otherwise) the daemon
+ *	kept the remote copy of the page it just fetched.  If the program
+ *	does not write the page, the kernel evicts it with DLM_NL_OP_DROP
+ *	instead of storing it again.
+ */
+#define DLM_NL_F_KEPT		_BITUL(0)
+#define DLM_NL_F_ALL		DLM_NL_F_KEPT
 
 /**
  * enum dlm_nl_op - what a DLM_NL_CMD_REQUEST asks.
@@ -81,17 +94,25 @@ enum dlm_nl_attr {
  * @DLM_NL_OP_FETCH: read DLM page DPN of SPACE from its memory server into
  *	the pool at POOL_OFF (LEN bytes).  The kernel fetches only pages it
  *	stored; afterwards the daemon may release the remote copy (the kernel
- *	stores the page again before it next evicts it).  A page the daemon
+ *	stores the page again before it next evicts it), or keep it and say
+ *	so with DLM_NL_F_KEPT in the COMPLETE.  A page the daemon
  *	does not hold, or whose server died, completes with -EIO: the program
  *	gets SIGBUS on that page only.
  * @DLM_NL_OP_STORE: write LEN bytes at POOL_OFF to the memory server as DLM
  *	page DPN of SPACE.  The frames stay untouched until COMPLETE.
+ * @DLM_NL_OP_DROP: DLM page DPN of SPACE, fetched with DLM_NL_F_KEPT, was
+ *	not written since: the kernel evicts it without moving data if the
+ *	kept copy is still current.  STATUS 0: the daemon holds it (the page
+ *	is stored again, as after a STORE); any error, e.g. -ESTALE when the
+ *	copy was released or its server died: the kernel STOREs the page.
+ *	POOL_OFF and LEN name the frames, which stay untouched until COMPLETE.
  */
 enum dlm_nl_op {
 	DLM_NL_OP_SPACE_NEW = 1,
 	DLM_NL_OP_SPACE_DEL = 2,
 	DLM_NL_OP_FETCH = 3,
 	DLM_NL_OP_STORE = 4,
+	DLM_NL_OP_DROP = 5,
 };
 
 #endif /* _UAPI_LINUX_DLMEM_NL_H */
