@@ -78,7 +78,7 @@ TOOLS		:= $(O)/bin/dlmctl $(O)/bin/dlm-demo
 # Sub-makefiles of user-space components add to USER_TARGETS and
 # NATIVE_TESTS; they may use O, CC, USER_CFLAGS.
 USER_TARGETS	:=
--include daemon/daemon.mk userlib/userlib.mk
+-include daemon/daemon.mk userlib/userlib.mk selftests/bench/bench.mk
 
 user: $(SELFTESTS) $(TOOLS) $(USER_TARGETS)
 

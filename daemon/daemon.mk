@@ -30,7 +30,8 @@ NATIVE_TESTS	+= daemon-memfile=$(DAEMON_TO)/test-memfile \
 		   daemon-nlparse=$(DAEMON_TO)/test-nlparse \
 		   daemon-memserver=selftests/daemon/test-memserver.sh \
 		   daemon-dispatch=selftests/daemon/test-dispatch.sh \
-		   daemon-dlmd=selftests/daemon/test-dlmd.sh
+		   daemon-dlmd=selftests/daemon/test-dlmd.sh \
+		   daemon-dlmctl=selftests/daemon/test-dlmctl.sh
 
 $(DAEMON_O)/%.o: daemon/%.c
 	@mkdir -p $(dir $@)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dlmctl - inspect /dev/dlm.
+ * dlmctl - inspect /dev/dlm: its limits (DLM_IOC_GET_INFO), the module's
+ * state and counters (sysfs: /sys/class/misc/dlm and its stats/), and the
+ * counters dlmd writes to its --stats-file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/dlmem.h>
@@ -26,9 +30,20 @@ static void usage(FILE *f)
 "Commands:\n"
 "  info          what this kernel's /dev/dlm supports: API version,\n"
 "                features, page sizes and limits (DLM_IOC_GET_INFO)\n"
+"  status        is a daemon registered, spaces and frames in use, the\n"
+"                module's parameters\n"
+"  stats         the module's counters since it was loaded (faults,\n"
+"                swap-ins/outs, drops, read-ahead, bytes) and latency per\n"
+"                phase of the remote fault path: count, mean, p50, p90,\n"
+"                p99 (bucket upper bounds, at most 25%% high) and max; then\n"
+"                dlmd's own counters, if its stats file exists\n"
 "\n"
 "Options:\n"
 "  -d, --device PATH   device node (default /dev/dlm)\n"
+"  -s, --sysfs DIR     the module's sysfs directory (default\n"
+"                      /sys/class/misc/dlm)\n"
+"      --daemon-stats PATH\n"
+"                      dlmd's --stats-file (default /run/dlmd.json)\n"
 "  -j, --json          machine-readable output\n"
 "  -h, --help          this text\n"
 "  -V, --version       dlmctl's version and the uapi version it speaks\n"
@@ -120,22 +135,188 @@ static int cmd_info(const char *dev, int json)
 	return 0;
 }
 
+/* Read sysfs file DIR/NAME into BUF (trailing newline cut): 0 or -1. */
+static int read_attr(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[4096];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = 0;
+	return 0;
+}
+
+static int check_sysfs(const char *dir)
+{
+	struct stat st;
+
+	if (!stat(dir, &st))
+		return 0;
+	fprintf(stderr, "dlmctl: %s: %s; load the module: modprobe dlmem (or insmod kmod/dlmem.ko)\n",
+		dir, strerror(errno));
+	return -1;
+}
+
+static void print_daemon_stats(const char *path, int json)
+{
+	char buf[4096];
+	struct stat st;
+	size_t n;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		if (json)
+			printf(", \"dlmd\": null");
+		else
+			printf("\ndlmd stats        %s: %s (start dlmd with --stats-file %s)\n",
+			       path, strerror(errno), path);
+		return;
+	}
+	if (json) {
+		printf(", \"dlmd\": ");
+	} else {
+		fstat(fileno(f), &st);
+		printf("\ndlmd stats        %s, written %.0f s ago:\n", path,
+		       difftime(time(NULL), st.st_mtime));
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, stdout);
+	fclose(f);
+}
+
+static const char *const params[] = {
+	"request_timeout_ms", "reserve_dpages", "readahead_dpages",
+	"default_page_kb", "max_local_mb",
+};
+
+static int cmd_status(const char *sysfs, const char *dstats, int json)
+{
+	char daemon[32] = "?", spaces[32] = "?", frames[32] = "?", v[64];
+	size_t i;
+
+	if (check_sysfs(sysfs))
+		return 1;
+	read_attr(sysfs, "daemon", daemon, sizeof(daemon));
+	read_attr(sysfs, "spaces", spaces, sizeof(spaces));
+	read_attr(sysfs, "frames", frames, sizeof(frames));
+	if (json)
+		printf("{\"daemon_port\": %s, \"spaces\": %s, \"frames\": %s",
+		       daemon, spaces, frames);
+	else
+		printf("daemon            %s\nspaces            %s\nlocal frames      %s (4 KiB pages held by spaces)\n",
+		       strcmp(daemon, "0") ? "registered" :
+		       "none (start dlmd: remote spaces are refused)",
+		       spaces, frames);
+	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+		if (read_attr("/sys/module/dlmem/parameters", params[i], v,
+			      sizeof(v)))
+			continue;
+		if (json)
+			printf(", \"%s\": %s", params[i], v);
+		else
+			printf("%-18s%s\n", params[i], v);
+	}
+	if (json) {
+		print_daemon_stats(dstats, 1);
+		printf("}\n");
+	} else {
+		print_daemon_stats(dstats, 0);
+	}
+	return 0;
+}
+
+static const char *const counters[] = {
+	"faults", "populates", "sigbus", "swapins", "swapouts", "drops",
+	"readaheads", "store_waits", "lost", "bytes_in", "bytes_out",
+};
+
+static const struct { const char *file, *what; } phases[] = {
+	{ "lat_request", "fault -> request sent" },
+	{ "lat_data", "request -> data in" },
+	{ "lat_map", "data in -> mapped" },
+	{ "lat_store", "store/drop -> done" },
+};
+
+static int cmd_stats(const char *sysfs, const char *dstats, int json)
+{
+	char dir[4096], v[256];
+	unsigned long long x[6];
+	size_t i, k;
+
+	if (check_sysfs(sysfs))
+		return 1;
+	snprintf(dir, sizeof(dir), "%s/stats", sysfs);
+	if (check_sysfs(dir))
+		return 1;
+	printf(json ? "{" : "");
+	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		if (read_attr(dir, counters[i], v, sizeof(v)))
+			snprintf(v, sizeof(v), "0");
+		if (json)
+			printf("%s\"%s\": %s", i ? ", " : "", counters[i], v);
+		else
+			printf("%-18s%s\n", counters[i], v);
+	}
+	if (!json)
+		printf("\n%-22s %9s %10s %10s %10s %10s %10s\n", "latency (us)",
+		       "count", "mean", "p50", "p90", "p99", "max");
+	for (i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		if (read_attr(dir, phases[i].file, v, sizeof(v)) ||
+		    sscanf(v, "%llu %llu %llu %llu %llu %llu", &x[0], &x[1],
+			   &x[2], &x[3], &x[4], &x[5]) != 6)
+			continue;
+		if (json) {
+			printf(", \"%s\": {\"count\": %llu, \"mean_ns\": %llu, \"p50_ns\": %llu, \"p90_ns\": %llu, \"p99_ns\": %llu, \"max_ns\": %llu}",
+			       phases[i].file, x[0], x[1], x[2], x[3], x[4], x[5]);
+			continue;
+		}
+		printf("%-22s %9llu", phases[i].what, x[0]);
+		for (k = 1; k < 6; k++)
+			printf(" %10.1f", x[k] / 1000.0);
+		printf("\n");
+	}
+	if (json) {
+		print_daemon_stats(dstats, 1);
+		printf("}\n");
+	} else {
+		print_daemon_stats(dstats, 0);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
+		{ "sysfs", required_argument, NULL, 's' },
+		{ "daemon-stats", required_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dev = "/dev/dlm";
+	const char *dev = "/dev/dlm", *sysfs = "/sys/class/misc/dlm";
+	const char *dstats = "/run/dlmd.json";
 	int json = 0, c;
 
-	while ((c = getopt_long(argc, argv, "d:jhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:s:jhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
+			break;
+		case 's':
+			sysfs = optarg;
+			break;
+		case 'D':
+			dstats = optarg;
 			break;
 		case 'j':
 			json = 1;
@@ -158,6 +339,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[optind], "info"))
 		return cmd_info(dev, json);
+	if (!strcmp(argv[optind], "status"))
+		return cmd_status(sysfs, dstats, json);
+	if (!strcmp(argv[optind], "stats"))
+		return cmd_stats(sysfs, dstats, json);
 	fprintf(stderr, "dlmctl: unknown command '%s' (see dlmctl --help)\n",
 		argv[optind]);
 	return 2;

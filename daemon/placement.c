@@ -572,22 +572,24 @@ int pl_store(struct placement *pl, uint32_t space, uint64_t dpn,
 		map_delete(sp, e);
 	}
 	slot = slot_alloc(sp);
-	if (slot == PL_NONE)
-		slot = reclaim_kept(pl, sp);
 	if (slot == PL_NONE) {
 		step = sp->reserved / sp->page_size / 16;
 		if (step < PL_GROW_MIN)
 			step = PL_GROW_MIN;
 		if (step > PL_GROW_MAX)
 			step = PL_GROW_MAX;
-		if (!space_take(pl, sp, step * sp->page_size, &err))
-			return err ? err : -ENOSPC;
-		if (grew)
-			*grew = 1;
-		slot = slot_alloc(sp);
-		if (slot == PL_NONE)
-			return -ENOSPC;
+		if (space_take(pl, sp, step * sp->page_size, &err)) {
+			if (grew)
+				*grew = 1;
+			slot = slot_alloc(sp);
+		} else if (err) {
+			return err;
+		}
 	}
+	if (slot == PL_NONE)
+		slot = reclaim_kept(pl, sp);
+	if (slot == PL_NONE)
+		return -ENOSPC;
 	err = map_insert(sp, dpn, slot);
 	if (err) {
 		slot_free(pl, sp, slot);

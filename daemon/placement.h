@@ -14,8 +14,10 @@
  *
  * A page the kernel fetched may keep its slot (pl_keep): if the program
  * does not write it, the kernel evicts it by DROP instead of a STORE.
- * Kept copies only use what is spare: when a space has no free slot, a
- * store takes a kept copy's slot before growing the space.
+ * Kept copies only use what is spare: when a space has no free slot and
+ * no unreserved capacity is left to grow into, a store takes a kept
+ * copy's slot.  (Capacity a space grew into for kept copies stays with it
+ * until it is deleted, so a later space may be refused meanwhile.)
  *
  * Not thread-safe: the caller serialises all calls.
  */

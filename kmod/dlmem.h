@@ -53,6 +53,7 @@ struct dlm_totals {
 	atomic64_t lost;
 	atomic64_t bytes_in;
 	atomic64_t bytes_out;
+	atomic64_t readaheads;
 };
 
 extern struct dlm_totals dlm_totals;
@@ -187,6 +188,7 @@ struct dlm_space {
 	atomic64_t lost;
 	atomic64_t drops;
 	atomic64_t store_waits;
+	atomic64_t readaheads;
 };
 
 /**
@@ -261,6 +263,9 @@ vm_fault_t dlm_remote_fault(struct vm_fault *vmf, struct dlm_space *sp,
 void dlm_remote_complete(struct dlm_req *req);
 extern unsigned int dlm_request_timeout_ms;
 extern unsigned int dlm_reserve_dpages;
+extern unsigned int dlm_readahead_dpages;
+/* Smallest budget, in DLM pages, of a space that reads ahead. */
+#define DLM_RA_MIN_BUDGET	8
 
 /* stats.c */
 void dlm_lat_record(enum dlm_lat_phase ph, u64 ns);

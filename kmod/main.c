@@ -30,6 +30,11 @@ module_param_named(reserve_dpages, dlm_reserve_dpages, uint, 0644);
 MODULE_PARM_DESC(reserve_dpages,
 		 "Free DLM pages a remote space with the cross or async protocol keeps ready, at most a quarter of its budget (default 4, 0: evict on demand); read at DLM_IOC_SETUP");
 
+unsigned int dlm_readahead_dpages = 1;
+module_param_named(readahead_dpages, dlm_readahead_dpages, uint, 0644);
+MODULE_PARM_DESC(readahead_dpages,
+		 "DLM pages a remote space with the cross or async protocol fetches ahead of a sequential fault (default 1, 0: off; spaces of 8 DLM pages or more)");
+
 struct dlm_limits dlm_limits;
 
 static int __init dlm_limits_init(void)

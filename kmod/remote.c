@@ -14,6 +14,12 @@
  * fetch, so the program resumes while the victims go out behind it and
  * the next faults find a free slot without waiting for a swap-out.
  *
+ * Read-ahead (CROSS and ASYNC, budgets of DLM_RA_MIN_BUDGET pages or
+ * more): a fault that fetches DLM page N while page N - 1 is resident is
+ * taken for a sequential stream, and pages N + 1 .. N + readahead_dpages
+ * that are stored remotely are fetched too, into free slots, without
+ * waiting for them; a fault on one of them waits for its fetch.
+ *
  * Clean victims move no data: the page tables pass their dirty bits on to
  * the frames when a DLM page is unmapped, so a page never written since
  * it was zero-filled is simply forgotten (it reads as zeros again), and
@@ -277,6 +283,52 @@ static struct dlm_req *dlm_evict(struct dlm_space *sp, u64 k)
 	return req;
 }
 
+/* DLM page @dpn is resident (or on its way in) in a slot. */
+static bool dlm_resident(struct dlm_space *sp, u64 dpn)
+{
+	void *e = xa_load(&sp->dpages, dpn);
+
+	return e && xa_to_value(e) >= DLM_XA_SLOT0;
+}
+
+/*
+ * Fetch the stored pages after @dpn of a sequential stream into free
+ * slots, up to dlm_readahead_dpages of them; nobody waits for them.
+ */
+static void dlm_readahead(struct dlm_space *sp, u64 dpn)
+{
+	struct dlm_req *req;
+	u64 i, next, k;
+	void *e;
+
+	if (sp->protocol == DLM_PROTO_SERIAL ||
+	    sp->budget_dpages < DLM_RA_MIN_BUDGET || !dpn ||
+	    !dlm_resident(sp, dpn - 1))
+		return;
+	for (i = 1; i <= dlm_readahead_dpages; i++) {
+		next = dpn + i;
+		if (next >= sp->nr_dpages)
+			break;
+		e = xa_load(&sp->dpages, next);
+		if (!e || xa_to_value(e) != DLM_XA_STORED)
+			continue;	/* resident, never touched, or lost */
+		k = dlm_free_slot(sp);
+		if (k == DLM_NO_SLOT)
+			break;
+		req = dlm_req_send(DLM_NL_OP_FETCH, sp, next, k);
+		if (IS_ERR(req))
+			break;
+		sp->slots[k].dpn = next;
+		sp->slots[k].state = DLM_SLOT_FETCHING;
+		sp->slots[k].referenced = true;	/* not a victim before use */
+		sp->slots[k].req = req;
+		dlm_xa_set(sp, next, DLM_XA_SLOT0 + k);
+		sp->nr_resident++;
+		dlm_count(&sp->readaheads, &dlm_totals.readaheads);
+		dlm_req_put(req);
+	}
+}
+
 static u64 dlm_nr_free(struct dlm_space *sp)
 {
 	u64 k, n = 0;
@@ -496,6 +548,7 @@ again:
 	slot->req = req;
 	dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
 	sp->nr_resident++;
+	dlm_readahead(sp, dpn);
 	req2 = dlm_refill(sp, k);
 	if (req2 && sp->protocol == DLM_PROTO_ASYNC) {
 		dlm_req_put(req2);	/* the victim goes out behind us */

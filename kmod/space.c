@@ -184,6 +184,7 @@ void dlm_space_stats(struct dlm_space *sp, struct dlm_stats *st)
 	st->lost = atomic64_read(&sp->lost);
 	st->drops = atomic64_read(&sp->drops);
 	st->store_waits = atomic64_read(&sp->store_waits);
+	st->readaheads = atomic64_read(&sp->readaheads);
 }
 
 void dlm_space_exit(void)

@@ -54,7 +54,8 @@ OFF(dlm_stats, swapouts, 56);
 OFF(dlm_stats, lost, 64);
 OFF(dlm_stats, drops, 72);
 OFF(dlm_stats, store_waits, 80);
-OFF(dlm_stats, reserved, 88);
+OFF(dlm_stats, readaheads, 88);
+OFF(dlm_stats, reserved, 96);
 
 /* The ioctl numbers encode the sizes: pin them too. */
 STATIC_ASSERT(DLM_IOC_API == 0xc010da00, "DLM_IOC_API");

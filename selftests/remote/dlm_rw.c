@@ -223,12 +223,13 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	st = dlm_get_stats(fd);
-	printf("bad=%llu seconds=%.3f faults=%llu populates=%llu swapins=%llu swapouts=%llu drops=%llu store_waits=%llu lost=%llu sigbus=%llu resident=%llu policy=%u protocol=%u\n",
+	printf("bad=%llu seconds=%.3f faults=%llu populates=%llu swapins=%llu swapouts=%llu drops=%llu store_waits=%llu readaheads=%llu lost=%llu sigbus=%llu resident=%llu policy=%u protocol=%u\n",
 	       (unsigned long long)bad,
 	       t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       (unsigned long long)st.faults, (unsigned long long)st.populates,
 	       (unsigned long long)st.swapins, (unsigned long long)st.swapouts,
 	       (unsigned long long)st.drops, (unsigned long long)st.store_waits,
+	       (unsigned long long)st.readaheads,
 	       (unsigned long long)st.lost, (unsigned long long)st.sigbus,
 	       (unsigned long long)st.dpages_resident, s.policy, s.protocol);
 	return bad ? 1 : 0;

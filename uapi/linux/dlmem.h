@@ -125,7 +125,9 @@ struct dlm_setup {
  * @drops: DLM pages evicted without a transfer: never written since they
  *	were fetched (the daemon kept the copy) or zero-filled.
  * @store_waits: faults that found no free local slot and waited for a
- *	victim's swap-out (the free-slot reserve was empty).
+ *	victim's swap-out (the free-slot reserve was empty); a fault retried
+ *	after waiting may count more than once.
+ * @readaheads: DLM pages fetched ahead of a sequential fault.
  * @reserved: zero.
  */
 struct dlm_stats {
@@ -140,7 +142,8 @@ struct dlm_stats {
 	__u64 lost;
 	__u64 drops;
 	__u64 store_waits;
-	__u64 reserved[5];
+	__u64 readaheads;
+	__u64 reserved[4];
 };
 
 #define DLM_IOC_MAGIC		0xDA

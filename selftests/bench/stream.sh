@@ -1,0 +1,180 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# stream.sh [ARRAY_MB] [ITERATIONS] [PERCENT...] - the remote-paging
+# benchmark of issue 3, in one run: STREAM-style copy and triad (stream)
+# over three arrays of ARRAY_MB (default 32) at local-memory ratios
+# PERCENT (default 100 50 25 10 5), side by side:
+#
+#   local  all-local anonymous memory (the reference)
+#   dlm    /dev/dlm, dlmd and two dlm-memservers over TCP on 127.0.0.1,
+#          local budget = PERCENT of the arrays, 1 MB DLM pages
+#   nbd    the same arrays in anonymous memory under a cgroup v2
+#          memory.max of PERCENT of the arrays (+ SLACK_MB for the
+#          program itself), swapping to nbd served over 127.0.0.1 from a
+#          file on tmpfs
+#   zram   the same with swap on zram (lzo-rle)
+#   xfer   the raw rate of dlmd's TCP transport for 1 MB transfers to the
+#          same memory servers (xfer_bench; one direction, 1 and 2 servers)
+#
+# Run as root in the VM:  vm-images/vm-run -- selftests/bench/stream.sh
+# Writes OUT/stream.csv, OUT/stream.txt and OUT/stream.png (OUT:
+# $DLM_BENCH_OUT, default build/results/bench).  Progress goes to stderr.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${DLM_BUILD:-$top/build}
+out=${DLM_BENCH_OUT:-$bin/results/bench}
+mb=${1:-32}
+iters=${2:-3}
+shift $(($# >= 2 ? 2 : $#))
+pcts=("$@")
+((${#pcts[@]})) || pcts=(100 50 25 10 5)
+slack=${SLACK_MB:-4}
+per_run_timeout=${RUN_TIMEOUT:-900}
+systems=${SYSTEMS:-dlm nbd zram}	# which to run besides local and xfer
+total=$((3 * mb))
+stream=$bin/bench/stream
+tmp=$(mktemp -d)
+pids=()
+cg=/sys/fs/cgroup/dlm-bench
+swapdev=
+
+say() { echo "stream.sh: $*" >&2; }
+
+cleanup() {
+	[[ -n $swapdev ]] && swapoff "$swapdev" 2>/dev/null
+	nbd-client -d /dev/nbd0 >/dev/null 2>&1 || true
+	[[ -e /sys/block/zram0/reset ]] && echo 1 >/sys/block/zram0/reset 2>/dev/null
+	kill "${pids[@]}" 2>/dev/null || true
+	wait 2>/dev/null || true
+	[[ -d $cg ]] && rmdir "$cg" 2>/dev/null
+	mountpoint -q "$tmp/shm" && umount "$tmp/shm"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if [[ $(id -u) != 0 ]]; then
+	say "run as root (in the VM: vm-images/vm-run -- $0)"
+	exit 2
+fi
+for tool in nbd-server nbd-client mkswap swapon; do
+	command -v $tool >/dev/null || { say "$tool missing: make deps"; exit 2; }
+done
+mkdir -p "$out"
+csv=$out/stream.csv
+echo "system,local_pct,copy_mbs,triad_mbs,triad_s,status" >"$csv"
+
+# run SYSTEM PCT CMD...: one stream run, recorded in the CSV.
+run() {
+	local sys=$1 pct=$2 line rc=0
+	shift 2
+	say "$sys at $pct% local ..."
+	line=$(timeout "$per_run_timeout" "$@" 2>>"$tmp/progress") || rc=$?
+	if ((rc == 124)); then
+		say "$sys at $pct%: no result within ${per_run_timeout}s"
+		echo "$sys,$pct,,,,timeout" >>"$csv"
+		return
+	fi
+	if ((rc != 0)) || [[ $line != *"bad=0"* ]]; then
+		say "$sys at $pct%: FAILED (status $rc): $line"
+		tail -3 "$tmp/progress" >&2
+		echo "$sys,$pct,,,,failed" >>"$csv"
+		return
+	fi
+	sed -n "s/.*copy_mbs=\([0-9.]*\) triad_mbs=\([0-9.]*\) triad_s=\([0-9.]*\).*/$sys,$pct,\1,\2,\3,ok/p" \
+		<<<"$line" >>"$csv"
+	say "  $line"
+}
+
+# ---- memory servers, dlmd, raw transport rate --------------------------------
+[[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
+for port in 7201 7202; do
+	"$bin/bin/dlm-memserver" --listen 127.0.0.1:$port --size $((total + 8)) \
+		--log-level warn &
+	pids+=($!)
+done
+sleep 1
+say "raw transport rate (1 MB transfers, xfer_bench) ..."
+x1=$("$bin/bench/xfer_bench" -n "$total" 127.0.0.1:7201)
+x2=$("$bin/bench/xfer_bench" -n "$total" 127.0.0.1:7201 127.0.0.1:7202)
+say "  1 server:  $x1"
+say "  2 servers: $x2"
+for x in "$x1" "$x2"; do
+	n=$(sed -n 's/.*servers=\([0-9]*\).*/\1/p' <<<"$x")
+	sed -n "s/.*write_mbs=\([0-9.]*\) read_mbs=\([0-9.]*\).*/xfer-write-$n,0,,\1,,ok\nxfer-read-$n,0,,\2,,ok/p" \
+		<<<"$x" >>"$csv"
+done
+printf '%s\n%s 127.0.0.1:7201\n%s 127.0.0.1:7202\n' $((total + 8)) \
+	$((total + 8)) $((total + 8)) >"$tmp/memfile"
+"$bin/bin/dlmd" -f "$tmp/memfile" --log-level warn &
+pids+=($!)
+until [[ $(cat /sys/class/misc/dlm/daemon) != 0 ]]; do sleep 0.1; done
+
+# ---- all-local and /dev/dlm ------------------------------------------------------
+run local 100 "$stream" -m malloc -s "$mb" -i "$iters"
+for pct in "${pcts[@]}"; do
+	[[ " $systems " == *" dlm "* ]] || break
+	run dlm "$pct" "$stream" -m dlm -s "$mb" -l "$pct" -i "$iters"
+done
+
+# ---- swap under a cgroup memory limit ------------------------------------------------
+mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+	echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+mkdir -p "$cg"
+
+# swap_runs SYSTEM: stream at every ratio in the cgroup, swapping to $swapdev.
+swap_runs() {
+	local sys=$1 pct limit
+	for pct in "${pcts[@]}"; do
+		limit=$(((total * pct / 100 + slack) * 1024 * 1024))
+		echo "$limit" >"$cg/memory.max"
+		run "$sys" "$pct" sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' \
+			sh "$cg" "$stream" -m malloc -s "$mb" -l "$pct" -i "$iters"
+	done
+}
+
+swapoff -a
+if [[ " $systems " == *" nbd "* ]]; then
+mkdir -p "$tmp/shm"
+mount -t tmpfs -o size=$((2 * total + 64))m tmpfs "$tmp/shm"
+truncate -s $((2 * total))M "$tmp/shm/nbd.img"
+cat >"$tmp/nbd.conf" <<EOF
+[generic]
+	user = root
+	group = root
+	listenaddr = 127.0.0.1
+	port = 10809
+[dlmbench]
+	exportname = $tmp/shm/nbd.img
+EOF
+modprobe nbd nbds_max=1
+nbd-server -C "$tmp/nbd.conf" -p "$tmp/nbd.pid"
+sleep 1
+pids+=("$(cat "$tmp/nbd.pid")")
+nbd-client 127.0.0.1 10809 /dev/nbd0 -N dlmbench -b 4096 >/dev/null
+mkswap /dev/nbd0 >/dev/null
+swapdev=/dev/nbd0
+swapon /dev/nbd0
+swap_runs nbd
+swapoff /dev/nbd0
+swapdev=
+nbd-client -d /dev/nbd0 >/dev/null
+fi
+
+if [[ " $systems " == *" zram "* ]]; then
+modprobe zram num_devices=1
+[[ $(cat /sys/block/zram0/disksize) == 0 ]] || echo 1 >/sys/block/zram0/reset
+echo $((2 * total))M >/sys/block/zram0/disksize
+mkswap /dev/zram0 >/dev/null
+swapdev=/dev/zram0
+swapon /dev/zram0
+swap_runs zram
+swapoff /dev/zram0
+swapdev=
+fi
+
+# ---- report ----------------------------------------------------------------------------
+python3 "$top/selftests/bench/stream_report.py" "$csv" "$out/stream.png" \
+	"${mb} MB x 3 arrays, ${iters} iterations, 1 MB DLM pages, $(uname -r)" |
+	tee "$out/stream.txt"

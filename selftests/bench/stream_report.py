@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""stream_report.py CSV PNG TITLE - table, ratios and plot of stream.sh.
+
+Prints triad and copy bandwidth per system and local ratio, each as a
+ratio against all-local memory and against swap on nbd, the raw transport
+rate, and issue 3's performance bar at the ratio nearest 10%.  Plots the
+triad time relative to all-local memory against the local-memory ratio
+(log scale), as the papers' figures do.
+"""
+import csv
+import sys
+
+
+def main():
+    if len(sys.argv) != 4:
+        print(__doc__.split('\n')[0], file=sys.stderr)
+        return 2
+    path, png, title = sys.argv[1:]
+    rows = list(csv.DictReader(open(path)))
+    res = {}
+    for r in rows:
+        res[(r['system'], int(r['local_pct']))] = r
+
+    def val(sys_, pct, key='triad_mbs'):
+        r = res.get((sys_, pct))
+        if not r or r['status'] != 'ok' or not r[key]:
+            return None
+        return float(r[key])
+
+    local = val('local', 100)
+    local_copy = val('local', 100, 'copy_mbs')
+    pcts = sorted({int(r['local_pct']) for r in rows
+                   if r['system'] in ('dlm', 'nbd', 'zram')}, reverse=True)
+    systems = ['dlm', 'nbd', 'zram']
+
+    def fmt(v, spec='%.1f'):
+        return spec % v if v is not None else '-'
+
+    print(f'# stream: {title}')
+    print(f'# all-local: triad {fmt(local)} MB/s, copy {fmt(local_copy)} MB/s')
+    for n in (1, 2):
+        w, r = val(f'xfer-write-{n}', 0), val(f'xfer-read-{n}', 0)
+        print(f'# transport (dlmd TCP, 1 MB, {n} server{"s" if n > 1 else ""}): '
+              f'write {fmt(w)} MB/s, read {fmt(r)} MB/s')
+    print('#')
+    print('# triad MB/s (and time relative to all-local)')
+    print('%-7s' % 'local%' + ''.join('%20s' % s for s in systems) +
+          '%12s%12s' % ('dlm/nbd', 'dlm/zram'))
+    for p in pcts:
+        cells = []
+        for s in systems:
+            v = val(s, p)
+            rel = local / v if v and local else None
+            cells.append('%20s' % (f'{fmt(v)} ({fmt(rel, "%.1fx")})'
+                                   if v else res.get((s, p), {}).get('status', '-')))
+        d, n, z = val('dlm', p), val('nbd', p), val('zram', p)
+        print('%-7d' % p + ''.join(cells) +
+              '%12s%12s' % (fmt(d / n if d and n else None, '%.2f'),
+                            fmt(d / z if d and z else None, '%.2f')))
+    print('#')
+    print('# copy MB/s')
+    print('%-7s' % 'local%' + ''.join('%12s' % s for s in systems))
+    for p in pcts:
+        print('%-7d' % p + ''.join('%12s' % fmt(val(s, p, 'copy_mbs'))
+                                   for s in systems))
+
+    # The bar of issue 3, at the ratio nearest 10%.
+    low = [p for p in pcts if val('dlm', p)]
+    if low:
+        p = min(low, key=lambda x: abs(x - 10))
+        d, n = val('dlm', p), val('nbd', p)
+        x = max(filter(None, [val('xfer-read-1', 0), val('xfer-read-2', 0)]),
+                default=None)
+        print('#')
+        if n:
+            print(f'# bar at {p}% local: dlm triad / nbd-swap triad = {d / n:.1f} '
+                  f'(want >= 8): {"met" if d / n >= 8 else "NOT met"}')
+        else:
+            print(f'# bar at {p}% local: nbd swap gave no result (timeout): '
+                  f'dlm triad {d:.1f} MB/s')
+        if x:
+            print(f'# bar at {p}% local: dlm triad / transport read rate = '
+                  f'{d / x:.2f} (want >= 0.50): {"met" if d / x >= 0.5 else "NOT met"}')
+
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print('# no matplotlib: no plot (make deps installs python3-matplotlib)')
+        return 0
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    marks = {'dlm': 'o-', 'nbd': 's--', 'zram': '^:'}
+    names = {'dlm': '/dev/dlm (dlmd, TCP)', 'nbd': 'swap on nbd (cgroup)',
+             'zram': 'swap on zram (cgroup)'}
+    for s in systems:
+        xs = [p for p in pcts if val(s, p)]
+        if xs and local:
+            ax.plot(xs, [local / val(s, p) for p in xs], marks[s], label=names[s])
+    ax.axhline(1.0, color='grey', lw=0.8)
+    ax.set_xlabel('local memory (% of the arrays)')
+    ax.set_ylabel('triad time relative to all-local memory')
+    ax.set_yscale('log')
+    ax.invert_xaxis()
+    ax.grid(True, which='both', alpha=0.3)
+    ax.set_title(title, fontsize=9)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    print(f'# plot: {png}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
