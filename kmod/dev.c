@@ -317,8 +317,11 @@ static int dlm_release(struct inode *inode, struct file *file)
 {
 	struct dlm_file *df = file->private_data;
 
-	if (df->space)
+	if (df->space) {
+		if (df->space->backing == DLM_BACKING_REMOTE)
+			dlm_remote_release(df->space);
 		dlm_space_put(df->space);
+	}
 	mutex_destroy(&df->lock);
 	kfree(df);
 	return 0;

@@ -12,6 +12,7 @@
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <uapi/linux/dlmem.h>
 #include <uapi/linux/dlmem_nl.h>
@@ -147,6 +148,8 @@ struct dlm_slot {
  * @protocol: DLM_PROTO_* (remote spaces).
  * @nr_storing: remote spaces: STOREs and DROPs in flight.
  * @reserve: remote spaces: free slots CROSS and ASYNC keep ready.
+ * @refill: ASYNC: restores the reserve behind the faults (remote.c).
+ * @keep_slot: the slot the last fault filled, not a victim for @refill.
  * @nr_resident: DLM pages currently resident (under @lock).
  * @slots: remote spaces: @budget_dpages slots.
  * @pool_first: remote spaces: first pool page of the space's region.
@@ -172,6 +175,8 @@ struct dlm_space {
 	u32 protocol;
 	u64 nr_storing;
 	u64 reserve;
+	struct work_struct refill;
+	u64 keep_slot;
 	u64 nr_resident;
 	struct dlm_slot *slots;
 	unsigned long pool_first;
@@ -256,8 +261,11 @@ void dlm_req_put(struct dlm_req *req);
 void dlm_req_timed_out(struct dlm_req *req);
 
 /* remote.c: remote spaces */
+int dlm_remote_init(void);
+void dlm_remote_exit(void);
 int dlm_remote_setup(struct dlm_space *sp);
 void dlm_remote_teardown(struct dlm_space *sp);
+void dlm_remote_release(struct dlm_space *sp);
 vm_fault_t dlm_remote_fault(struct vm_fault *vmf, struct dlm_space *sp,
 			    u64 dpn);
 void dlm_remote_complete(struct dlm_req *req);

@@ -79,16 +79,21 @@ static int __init dlm_init(void)
 		       DLM_GENL_NAME, ret);
 		return ret;
 	}
+	ret = dlm_remote_init();
+	if (ret)
+		goto unregister_genl;
 	ret = dlm_dev_init();
 	if (ret) {
 		pr_err("cannot register /dev/dlm: %d\n", ret);
-		goto unregister_genl;
+		goto exit_remote;
 	}
 	pr_info("/dev/dlm ready, API %u, default page %llu KiB, local budget limit %llu MiB\n",
 		DLM_API_VERSION, dlm_limits.page_size_default >> 10,
 		dlm_limits.local_budget_max >> 20);
 	return 0;
 
+exit_remote:
+	dlm_remote_exit();
 unregister_genl:
 	dlm_genl_exit();
 	return ret;
@@ -97,6 +102,7 @@ unregister_genl:
 static void __exit dlm_exit(void)
 {
 	dlm_dev_exit();
+	dlm_remote_exit();
 	dlm_genl_exit();
 	dlm_pool_exit();
 	dlm_space_exit();

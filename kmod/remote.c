@@ -9,10 +9,12 @@
  * Protocols (seeds 000 and 002): SERIAL evicts on demand: store the
  * victim, wait, fetch, wait.  CROSS and ASYNC keep a reserve of free slots
  * (reserve_dpages, at most a quarter of the budget): a fault that leaves
- * fewer free slots than that also stores the next victims; CROSS waits
- * for the first such store as well as for its fetch, ASYNC only for the
- * fetch, so the program resumes while the victims go out behind it and
- * the next faults find a free slot without waiting for a swap-out.
+ * fewer free slots than that stores the next victims.  CROSS does it in
+ * the fault and waits for the first such store as well as for its fetch.
+ * ASYNC only waits for the fetch: victim choice, unmapping and the stores
+ * happen behind it, in a work item on dlm_wq, so the program resumes as
+ * soon as its page is in and the next faults find a free slot without
+ * waiting for a swap-out.
  *
  * Read-ahead (CROSS and ASYNC, budgets of DLM_RA_MIN_BUDGET pages or
  * more): a fault that fetches DLM page N while page N - 1 is resident is
@@ -45,6 +47,22 @@
 #include "dlmem.h"
 
 #define DLM_NO_SLOT	U64_MAX
+
+/* Runs the ASYNC protocol's refills; flushed before the module goes. */
+static struct workqueue_struct *dlm_wq;
+
+static void dlm_refill_work(struct work_struct *work);
+
+int dlm_remote_init(void)
+{
+	dlm_wq = alloc_workqueue("dlmem", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return dlm_wq ? 0 : -ENOMEM;
+}
+
+void dlm_remote_exit(void)
+{
+	destroy_workqueue(dlm_wq);	/* runs what is queued first */
+}
 
 static struct page **dlm_slot_frames(struct dlm_space *sp, u64 k)
 {
@@ -94,7 +112,11 @@ int dlm_remote_setup(struct dlm_space *sp)
 		return -ENOMEM;
 	}
 	sp->pool_first = first;
-	if (sp->budget_dpages >= 2 && dlm_reserve_dpages)
+	INIT_WORK(&sp->refill, dlm_refill_work);
+	sp->keep_slot = DLM_NO_SLOT;
+	/* No reserve when every page fits: nothing will ever be evicted. */
+	if (sp->budget_dpages >= 2 && sp->budget_dpages < sp->nr_dpages &&
+	    dlm_reserve_dpages)
 		sp->reserve = clamp_t(u64, div_u64(sp->budget_dpages, 4), 1,
 				      dlm_reserve_dpages);
 
@@ -139,6 +161,17 @@ void dlm_remote_teardown(struct dlm_space *sp)
 				     sp->budget_dpages * sp->ppd);
 		kvfree(sp->slots);
 	}
+}
+
+/*
+ * The owning file is being released: no vma maps the space any more and
+ * no fault can queue a refill.  Cancel a queued one, which would unmap
+ * through an address_space that may go with the file.
+ */
+void dlm_remote_release(struct dlm_space *sp)
+{
+	if (cancel_work_sync(&sp->refill))
+		dlm_space_put(sp);	/* the work's reference; not the last */
 }
 
 /* Called by genl.c when @req completes or fails; no locks held. */
@@ -369,6 +402,31 @@ static struct dlm_req *dlm_refill(struct dlm_space *sp, u64 keep)
 	return first;
 }
 
+/* ASYNC: restore the reserve behind the fault that used it up. */
+static void dlm_refill_work(struct work_struct *work)
+{
+	struct dlm_space *sp = container_of(work, struct dlm_space, refill);
+	struct dlm_req *req;
+
+	mutex_lock(&sp->lock);
+	req = dlm_refill(sp, sp->keep_slot);
+	mutex_unlock(&sp->lock);
+	if (req)
+		dlm_req_put(req);
+	dlm_space_put(sp);	/* taken by dlm_refill_queue() */
+}
+
+/* Queue the refill of @sp's reserve, @keep just filled.  sp->lock held. */
+static void dlm_refill_queue(struct dlm_space *sp, u64 keep)
+{
+	sp->keep_slot = keep;
+	if (dlm_nr_free(sp) + sp->nr_storing >= sp->reserve)
+		return;
+	kref_get(&sp->ref);	/* the caller holds one too: never the last */
+	if (!queue_work(dlm_wq, &sp->refill))
+		dlm_space_put(sp);
+}
+
 /* A STORE in flight, with a reference, or NULL. */
 static struct dlm_req *dlm_store_in_flight(struct dlm_space *sp)
 {
@@ -530,10 +588,14 @@ again:
 		dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
 		sp->nr_resident++;
 		dlm_count(&sp->populates, &dlm_totals.populates);
-		req2 = dlm_refill(sp, k);
-		if (req2)
-			dlm_req_put(req2);	/* nothing to overlap with */
-		req2 = NULL;
+		if (sp->protocol == DLM_PROTO_ASYNC) {
+			dlm_refill_queue(sp, k);
+		} else {
+			req2 = dlm_refill(sp, k);
+			if (req2)
+				dlm_req_put(req2);	/* nothing to overlap */
+			req2 = NULL;
+		}
 		goto again;
 	}
 
@@ -548,12 +610,12 @@ again:
 	slot->req = req;
 	dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
 	sp->nr_resident++;
+	slot->referenced = true;	/* not the refill's next victim */
 	dlm_readahead(sp, dpn);
-	req2 = dlm_refill(sp, k);
-	if (req2 && sp->protocol == DLM_PROTO_ASYNC) {
-		dlm_req_put(req2);	/* the victim goes out behind us */
-		req2 = NULL;
-	}
+	if (sp->protocol == DLM_PROTO_ASYNC)
+		dlm_refill_queue(sp, k);	/* victims go out behind us */
+	else
+		req2 = dlm_refill(sp, k);
 
 wait:
 	mutex_unlock(&sp->lock);

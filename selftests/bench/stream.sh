@@ -175,6 +175,8 @@ swapdev=
 fi
 
 # ---- report ----------------------------------------------------------------------------
-python3 "$top/selftests/bench/stream_report.py" "$csv" "$out/stream.png" \
+py=python3
+[[ -x /usr/bin/python3 ]] && py=/usr/bin/python3	# Debian's, with matplotlib
+"$py" "$top/selftests/bench/stream_report.py" "$csv" "$out/stream.png" \
 	"${mb} MB x 3 arrays, ${iters} iterations, 1 MB DLM pages, $(uname -r)" |
 	tee "$out/stream.txt"
