@@ -27,6 +27,7 @@ endif
 
 # Subsystems (see Kconfig); the out-of-tree build honours the same symbols.
 CONFIG_DLMEM		?= m
+CONFIG_DLMEM_BLK	?= y
 KCONFIG_ARGS	:= CONFIG_DLMEM=$(CONFIG_DLMEM) \
 		   CONFIG_DLMEM_BLK=$(CONFIG_DLMEM_BLK) \
 		   CONFIG_DLMEM_FMPL=$(CONFIG_DLMEM_FMPL) \

@@ -41,7 +41,9 @@ struct dispatch {
 /* Pages reserved beyond TOTAL - BUDGET for transfers in flight. */
 #define SPACE_SLACK_PAGES	4
 
-/* One FETCH or STORE on its way. */
+struct breq;
+
+/* One FETCH or STORE on its way, or one page of a block READ or WRITE. */
 struct dreq {
 	struct dlm_xfer x;		/* first: container of the xfer */
 	struct dispatch *d;
@@ -50,6 +52,17 @@ struct dreq {
 	unsigned int attempts;
 	enum st_op op;
 	struct pl_loc loc;
+	struct breq *parent;		/* block requests: the whole request */
+};
+
+/* A block READ or WRITE: one transfer per page, answered after the last. */
+struct breq {
+	struct dispatch *d;
+	uint64_t req_id, t0;
+	enum st_op op;
+	atomic_uint pending;
+	atomic_int status;
+	struct dreq pages[];
 };
 
 /* Count an occurrence; its number if it is to be logged (the 1st, 2nd,
@@ -337,12 +350,36 @@ static int store_replace(struct dreq *q)
 	return 0;
 }
 
+/* One page of block request B is done (STATUS); answer after the last. */
+static void block_page_done(struct breq *b, int status)
+{
+	struct dispatch *d = b->d;
+
+	if (status)
+		atomic_store(&b->status, -EIO);
+	if (atomic_fetch_sub(&b->pending, 1) != 1)
+		return;
+	atomic_fetch_sub(&d->cfg.st->inflight, 1);
+	finish(d, b->req_id, b->op, atomic_load(&b->status), b->t0);
+	free(b);
+}
+
 static void io_done(struct dlm_xfer *x, int status)
 {
 	struct dreq *q = (struct dreq *)x;
 	struct dispatch *d = q->d;
 	uint32_t flags = 0;
 
+	if (q->parent) {
+		if (status && q->op == ST_WRITE && !store_replace(q))
+			return;		/* resubmitted */
+		if (!status)
+			atomic_fetch_add(q->op == ST_WRITE ?
+					 &d->cfg.st->bytes_out :
+					 &d->cfg.st->bytes_in, x->len);
+		block_page_done(q->parent, status);
+		return;
+	}
 	if (q->op == ST_STORE) {
 		if (!status)
 			atomic_fetch_add(&d->cfg.st->bytes_out, x->len);
@@ -455,6 +492,96 @@ static int io_request(struct dispatch *d, const struct dlm_request *r,
 	return 0;
 }
 
+/*
+ * Block spaces (/dev/dlmbN): READ and WRITE move LEN bytes, whole pages
+ * from DPN on, one transfer per page; READ keeps the remote copies and
+ * reads never-written pages as zeroes.  DISCARD forgets pages.
+ */
+static int block_request(struct dispatch *d, const struct dlm_request *r,
+			 uint64_t t0)
+{
+	static const int need[] = { DLM_NL_A_SPACE, DLM_NL_A_DPN,
+				    DLM_NL_A_POOL_OFF, DLM_NL_A_LEN };
+	static const char *const names[] = { "missing SPACE", "missing DPN",
+		"missing POOL_OFF", "missing LEN" };
+	const char *why = missing(r, need, names, 4);
+	int write = r->op == DLM_NL_OP_WRITE, err = 0;
+	uint64_t ps, total, n, i;
+	struct pl_loc loc;
+	struct breq *b;
+
+	if (why)
+		return bad(r, why);
+	if (r->op != DLM_NL_OP_DISCARD &&
+	    (!r->len || r->pool_off > d->cfg.pool_size ||
+	     r->len > d->cfg.pool_size - r->pool_off))
+		return bad(r, "POOL_OFF + LEN outside the frame pool");
+	if (r->pool_off % d->cfg.cpu_page_size)
+		return bad(r, "POOL_OFF not aligned to the CPU page size");
+
+	pthread_mutex_lock(&d->lock);
+	if (pl_space_geometry(d->pl, r->space, &ps, &total))
+		why = "unknown SPACE";
+	else if (!r->len || r->len % ps)
+		why = "LEN not a non-zero multiple of the space's page size";
+	else if (r->dpn >= total / ps || r->len / ps > total / ps - r->dpn)
+		why = "DPN + LEN beyond the space";
+	if (why || r->op == DLM_NL_OP_DISCARD) {
+		for (i = 0; !why && i < r->len / ps; i++)
+			if (!pl_lookup(d->pl, r->space, r->dpn + i, &loc))
+				pl_forget(d->pl, r->space, r->dpn + i, &loc);
+		pthread_mutex_unlock(&d->lock);
+		return why ? bad(r, why) : 0;
+	}
+	pthread_mutex_unlock(&d->lock);
+
+	n = r->len / ps;
+	b = calloc(1, sizeof(*b) + n * sizeof(b->pages[0]));
+	if (!b)
+		return -ENOMEM;
+	b->d = d;
+	b->req_id = r->req_id;
+	b->t0 = t0;
+	b->op = write ? ST_WRITE : ST_READ;
+	atomic_init(&b->pending, n + 1);	/* + 1 until all are submitted */
+	atomic_init(&b->status, 0);
+	atomic_fetch_add(&d->cfg.st->inflight, 1);
+
+	for (i = 0; i < n; i++) {
+		struct dreq *q = &b->pages[i];
+
+		q->d = d;
+		q->parent = b;
+		q->req_id = r->req_id;
+		q->space = r->space;
+		q->dpn = r->dpn + i;
+		q->t0 = t0;
+		q->op = b->op;
+		q->x.op = write ? XFER_WRITE : XFER_READ;
+		q->x.buf = d->cfg.pool + r->pool_off + i * ps;
+		q->x.len = ps;
+		pthread_mutex_lock(&d->lock);
+		if (write)
+			err = pl_store(d->pl, r->space, q->dpn, &q->loc, NULL);
+		else
+			err = pl_lookup(d->pl, r->space, q->dpn, &q->loc);
+		pthread_mutex_unlock(&d->lock);
+		if (err == -ENODATA) {		/* never written: zeroes */
+			memset(q->x.buf, 0, ps);
+			block_page_done(b, 0);
+		} else if (err) {
+			if (err == -ENOSPC && rate_ok(&d->warn_nospc))
+				log_warn("block write failed: no memory-server capacity left",
+					 "space=%u dpn=%" PRIu64, q->space, q->dpn);
+			block_page_done(b, -EIO);
+		} else {
+			io_submit(q);
+		}
+	}
+	block_page_done(b, 0);		/* the submitter's count */
+	return 0;
+}
+
 /* DROP: the kernel evicts a clean page whose copy was kept at FETCH. */
 static int drop_request(struct dispatch *d, const struct dlm_request *r)
 {
@@ -507,6 +634,15 @@ void dispatch_request(struct dispatch *d, const struct dlm_request *r)
 		op = r->op == DLM_NL_OP_STORE ? ST_STORE : ST_FETCH;
 		status = io_request(d, r, t0);
 		if (status)
+			finish(d, r->req_id, op, status, t0);
+		return;
+	case DLM_NL_OP_READ:
+	case DLM_NL_OP_WRITE:
+	case DLM_NL_OP_DISCARD:
+		op = r->op == DLM_NL_OP_READ ? ST_READ :
+		     r->op == DLM_NL_OP_WRITE ? ST_WRITE : ST_DISCARD;
+		status = block_request(d, r, t0);
+		if (status || op == ST_DISCARD)
 			finish(d, r->req_id, op, status, t0);
 		return;
 	}

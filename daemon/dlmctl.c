@@ -2,8 +2,11 @@
 /*
  * dlmctl - inspect /dev/dlm: its limits (DLM_IOC_GET_INFO), the module's
  * state and counters (sysfs: /sys/class/misc/dlm and its stats/), and the
- * counters dlmd writes to its --stats-file.
+ * counters dlmd writes to its --stats-file; create and remove the block
+ * devices /dev/dlmbN (DLM_IOC_BLK_ADD, DLM_IOC_BLK_DEL).
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -25,7 +28,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: dlmctl [OPTIONS] COMMAND\n"
 "\n"
-"Inspect the DLM remote-memory device.\n"
+"Inspect the DLM remote-memory device; manage its block devices.\n"
 "\n"
 "Commands:\n"
 "  info          what this kernel's /dev/dlm supports: API version,\n"
@@ -37,6 +40,12 @@ static void usage(FILE *f)
 "                phase of the remote fault path: count, mean, p50, p90,\n"
 "                p99 (bucket upper bounds, at most 25%% high) and max; then\n"
 "                dlmd's own counters, if its stats file exists\n"
+"  blk-add SIZE  create a block device /dev/dlmbN of SIZE bytes (suffix\n"
+"                K, M, G or T: binary units) on dlmd's memory servers;\n"
+"                prints /dev/dlmbN.  Needs root and a running dlmd\n"
+"  blk-del N     remove /dev/dlmbN (refused while it is open: unmount\n"
+"                or swapoff it first); its data is gone\n"
+"  blk-list      the block devices and their sizes\n"
 "\n"
 "Options:\n"
 "  -d, --device PATH   device node (default /dev/dlm)\n"
@@ -45,6 +54,11 @@ static void usage(FILE *f)
 "      --daemon-stats PATH\n"
 "                      dlmd's --stats-file (default /run/dlmd.json)\n"
 "  -j, --json          machine-readable output\n"
+"  -q, --queue-depth N blk-add: requests in flight per hardware queue\n"
+"                      (1-256, default 32); each takes 128 KiB of dlmd's\n"
+"                      frame pool (its local MB)\n"
+"      --hw-queues N   blk-add: hardware queues (1-8, default min(CPUs, 4))\n"
+"      --block-size N  blk-add: logical block size (only 4096 so far)\n"
 "  -h, --help          this text\n"
 "  -V, --version       dlmctl's version and the uapi version it speaks\n"
 "\n"
@@ -74,6 +88,7 @@ static void print_features(FILE *f, uint64_t feat)
 		{ DLM_FEATURE_LOCAL, "local" },
 		{ DLM_FEATURE_STATS, "stats" },
 		{ DLM_FEATURE_REMOTE, "remote" },
+		{ DLM_FEATURE_BLK, "blk" },
 	};
 	const char *sep = "";
 	size_t i;
@@ -292,6 +307,165 @@ static int cmd_stats(const char *sysfs, const char *dstats, int json)
 	return 0;
 }
 
+/* SIZE with an optional K, M, G or T suffix (binary); 0 on error. */
+static uint64_t parse_size(const char *s)
+{
+	static const char units[] = "KMGT";
+	unsigned long long v;
+	const char *u;
+	char *end;
+
+	errno = 0;
+	if (!isdigit((unsigned char)*s))
+		return 0;
+	v = strtoull(s, &end, 0);
+	if (errno)
+		return 0;
+	if (*end) {
+		u = strchr(units, toupper((unsigned char)*end));
+		if (!u || end[1])
+			return 0;
+		for (int i = 0; i <= u - units; i++) {
+			if (v > UINT64_MAX / 1024)
+				return 0;
+			v *= 1024;
+		}
+	}
+	return v;
+}
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || !isdigit((unsigned char)*s) || *end || v > UINT32_MAX)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* The handshake DLM_IOC_BLK_* need: 0, or -1 with a message. */
+static int blk_open(const char *dev)
+{
+	struct dlm_api api = { .api = DLM_API_VERSION,
+			       .features = DLM_FEATURE_BLK };
+	int fd = open_dev(dev);
+
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, DLM_IOC_API, &api)) {
+		if (errno == EOPNOTSUPP)
+			fprintf(stderr, "dlmctl: this dlmem.ko has no block devices (built without CONFIG_DLMEM_BLK)\n");
+		else
+			fprintf(stderr, "dlmctl: DLM_IOC_API: %s\n",
+				strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int cmd_blk_add(const char *dev, const char *size,
+		       const struct dlm_blk_add *opt)
+{
+	struct dlm_blk_add a = *opt;
+	int fd, ret = 1;
+
+	a.size = parse_size(size);
+	if (!a.size) {
+		fprintf(stderr, "dlmctl: blk-add: bad SIZE '%s' (e.g. 512M)\n",
+			size);
+		return 2;
+	}
+	fd = blk_open(dev);
+	if (fd < 0)
+		return 1;
+	if (!ioctl(fd, DLM_IOC_BLK_ADD, &a)) {
+		printf("/dev/dlmb%u\n", a.index);
+		ret = 0;
+	} else if (errno == ENOTCONN) {
+		fprintf(stderr, "dlmctl: blk-add: no daemon: start dlmd -f MEMFILE first\n");
+	} else if (errno == ENOSPC) {
+		fprintf(stderr, "dlmctl: blk-add: the memory servers cannot hold %s; add servers or ask for less\n",
+			size);
+	} else if (errno == ENOMEM) {
+		fprintf(stderr, "dlmctl: blk-add: dlmd's frame pool is too small for the queues: lower --queue-depth/--hw-queues or raise dlmd's local MB\n");
+	} else if (errno == EPERM) {
+		fprintf(stderr, "dlmctl: blk-add: needs CAP_SYS_ADMIN (run as root)\n");
+	} else if (errno == EINVAL) {
+		fprintf(stderr, "dlmctl: blk-add: invalid SIZE (a multiple of 4096), --queue-depth (1-256), --hw-queues (1-8) or --block-size (4096)\n");
+	} else {
+		fprintf(stderr, "dlmctl: blk-add: %s\n", strerror(errno));
+	}
+	close(fd);
+	return ret;
+}
+
+static int cmd_blk_del(const char *dev, const char *index)
+{
+	struct dlm_blk_del d = { 0 };
+	int fd, ret = 1;
+
+	if (!strncmp(index, "/dev/dlmb", 9))
+		index += 9;
+	if (parse_u32(index, &d.index)) {
+		fprintf(stderr, "dlmctl: blk-del: bad device number '%s'\n",
+			index);
+		return 2;
+	}
+	fd = blk_open(dev);
+	if (fd < 0)
+		return 1;
+	if (!ioctl(fd, DLM_IOC_BLK_DEL, &d))
+		ret = 0;
+	else if (errno == EBUSY)
+		fprintf(stderr, "dlmctl: blk-del: /dev/dlmb%u is in use: unmount or swapoff it first\n",
+			d.index);
+	else if (errno == ENOENT)
+		fprintf(stderr, "dlmctl: blk-del: no /dev/dlmb%u\n", d.index);
+	else
+		fprintf(stderr, "dlmctl: blk-del: %s\n", strerror(errno));
+	close(fd);
+	return ret;
+}
+
+static int cmd_blk_list(int json)
+{
+	const char *sep = "";
+	char buf[64], path[300];
+	struct dirent *e;
+	DIR *dir;
+
+	dir = opendir("/sys/block");
+	if (!dir) {
+		fprintf(stderr, "dlmctl: /sys/block: %s\n", strerror(errno));
+		return 1;
+	}
+	if (json)
+		printf("[");
+	while ((e = readdir(dir))) {
+		if (strncmp(e->d_name, "dlmb", 4))
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s", e->d_name);
+		if (read_attr(path, "size", buf, sizeof(buf)))
+			strcpy(buf, "0");
+		if (json)
+			printf("%s{\"device\": \"/dev/%s\", \"bytes\": %llu}",
+			       sep, e->d_name, strtoull(buf, NULL, 10) * 512);
+		else
+			printf("/dev/%s %llu MiB\n", e->d_name,
+			       strtoull(buf, NULL, 10) >> 11);
+		sep = ", ";
+	}
+	closedir(dir);
+	if (json)
+		printf("]\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -301,14 +475,29 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "queue-depth", required_argument, NULL, 'q' },
+		{ "hw-queues", required_argument, NULL, 'Q' },
+		{ "block-size", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct dlm_blk_add blk = { 0 };
 	const char *dev = "/dev/dlm", *sysfs = "/sys/class/misc/dlm";
 	const char *dstats = "/run/dlmd.json";
 	int json = 0, c;
 
-	while ((c = getopt_long(argc, argv, "d:s:jhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:s:jhVq:", opts, NULL)) != -1) {
 		switch (c) {
+		case 'q':
+		case 'Q':
+		case 'B':
+			if (parse_u32(optarg, c == 'q' ? &blk.queue_depth :
+				      c == 'Q' ? &blk.nr_hw_queues :
+				      &blk.logical_block_size)) {
+				fprintf(stderr, "dlmctl: bad number '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'd':
 			dev = optarg;
 			break;
@@ -333,10 +522,23 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (optind < argc && (!strcmp(argv[optind], "blk-add") ||
+			      !strcmp(argv[optind], "blk-del"))) {
+		if (optind != argc - 2) {
+			fprintf(stderr, "dlmctl: %s takes one argument (see dlmctl --help)\n",
+				argv[optind]);
+			return 2;
+		}
+		if (!strcmp(argv[optind], "blk-add"))
+			return cmd_blk_add(dev, argv[optind + 1], &blk);
+		return cmd_blk_del(dev, argv[optind + 1]);
+	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "dlmctl: expected one command (see dlmctl --help)\n");
 		return 2;
 	}
+	if (!strcmp(argv[optind], "blk-list"))
+		return cmd_blk_list(json);
 	if (!strcmp(argv[optind], "info"))
 		return cmd_info(dev, json);
 	if (!strcmp(argv[optind], "status"))

@@ -490,6 +490,13 @@ int main(int argc, char **argv)
 	log_info("starting", "version=%s memfile=%s local_mb=%" PRIu64 " servers=%u io_timeout_ms=%u pid=%d",
 		 DLMD_VERSION, g.opt.memfile, g.mf.local_mb, g.mf.nservers,
 		 g.opt.io_timeout_ms, (int)getpid());
+	/*
+	 * Swap may go to /dev/dlmbN, which only dlmd can serve: if dlmd's own
+	 * memory were swapped out, reclaim would wait on itself.
+	 */
+	if (mlockall(MCL_CURRENT | MCL_FUTURE))
+		log_warn("cannot lock dlmd's memory: swap on /dev/dlmbN may stall under memory pressure (run as root or grant CAP_IPC_LOCK)",
+			 "errno=%d", errno);
 	if (connect_servers())
 		goto fail;
 

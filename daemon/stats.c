@@ -16,6 +16,9 @@ static const char *const op_names[ST_NOPS] = {
 	[ST_FETCH] = "fetch",
 	[ST_STORE] = "store",
 	[ST_DROP] = "drop",
+	[ST_READ] = "read",
+	[ST_WRITE] = "write",
+	[ST_DISCARD] = "discard",
 };
 
 uint64_t now_ns(void)

@@ -19,6 +19,9 @@ enum st_op {
 	ST_FETCH,
 	ST_STORE,
 	ST_DROP,
+	ST_READ,	/* block spaces (/dev/dlmbN) */
+	ST_WRITE,
+	ST_DISCARD,
 	ST_NOPS,
 };
 

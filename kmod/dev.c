@@ -9,6 +9,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -62,11 +63,9 @@ static long dlm_ioc_api(struct dlm_file *df, struct dlm_api __user *uarg)
 		pr_debug("DLM_IOC_API: caller speaks version %u, kernel %u\n",
 			 api.api, DLM_API_VERSION);
 		ret = -EPROTONOSUPPORT;
-	} else if (api.features & ~(DLM_FEATURES_SUPPORTED |
-				     DLM_FEATURE_REMOTE)) {
+	} else if (api.features & ~DLM_FEATURES_KNOWN) {
 		pr_debug("DLM_IOC_API: unknown feature bits %#llx\n",
-			 api.features & ~(DLM_FEATURES_SUPPORTED |
-					  DLM_FEATURE_REMOTE));
+			 api.features & ~DLM_FEATURES_KNOWN);
 		ret = -EINVAL;
 	} else if (api.features & ~DLM_FEATURES_SUPPORTED) {
 		pr_debug("DLM_IOC_API: features %#llx not supported by this kernel\n",
@@ -267,6 +266,11 @@ static long dlm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case DLM_IOC_SETUP:
 	case DLM_IOC_STATS:
 		break;
+#if IS_ENABLED(CONFIG_DLMEM_BLK)
+	case DLM_IOC_BLK_ADD:
+	case DLM_IOC_BLK_DEL:
+		break;
+#endif
 	default:
 		return -ENOTTY;
 	}
@@ -280,8 +284,22 @@ static long dlm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -EPROTO;
 	}
 
-	if (cmd == DLM_IOC_SETUP)
+	switch (cmd) {
+	case DLM_IOC_SETUP:
 		return dlm_ioc_setup(file, df, uarg);
+#if IS_ENABLED(CONFIG_DLMEM_BLK)
+	case DLM_IOC_BLK_ADD:
+	case DLM_IOC_BLK_DEL:
+		if (!capable(CAP_SYS_ADMIN)) {
+			pr_debug("ioctl %#x: block devices need CAP_SYS_ADMIN\n",
+				 cmd);
+			return -EPERM;
+		}
+		if (cmd == DLM_IOC_BLK_ADD)
+			return dlm_blk_ioc_add(uarg);
+		return dlm_blk_ioc_del(uarg);
+#endif
+	}
 	return dlm_ioc_stats(df, uarg);
 }
 

@@ -27,8 +27,13 @@
 #define DLM_SPACES_MAX		(1U << (63 - DLM_SPACE_SHIFT))
 #define DLM_PAGE_SIZE_MAX	(256ULL << 20)
 
-#define DLM_FEATURES_SUPPORTED	(DLM_FEATURE_LOCAL | DLM_FEATURE_STATS | \
-				 DLM_FEATURE_REMOTE)
+#define DLM_FEATURES_KNOWN	(DLM_FEATURE_LOCAL | DLM_FEATURE_STATS | \
+				 DLM_FEATURE_REMOTE | DLM_FEATURE_BLK)
+#if IS_ENABLED(CONFIG_DLMEM_BLK)
+#define DLM_FEATURES_SUPPORTED	DLM_FEATURES_KNOWN
+#else
+#define DLM_FEATURES_SUPPORTED	(DLM_FEATURES_KNOWN & ~DLM_FEATURE_BLK)
+#endif
 
 /* Module-wide limits, fixed at load time (main.c). */
 struct dlm_limits {
@@ -157,6 +162,7 @@ struct dlm_slot {
  * @registered: remote spaces: the daemon accepted SPACE_NEW.
  * @evict_failed: remote spaces: the last STORE of a victim failed.
  * @generation: daemon generation the space was created under.
+ * @is_blk: the space of a /dev/dlmbN (blk.c): no mapping, no faults.
  */
 struct dlm_space {
 	struct kref ref;
@@ -184,6 +190,7 @@ struct dlm_space {
 	bool registered;
 	bool evict_failed;
 	u64 generation;
+	bool is_blk;
 	atomic64_t faults;
 	atomic64_t populates;
 	atomic64_t sigbus;
@@ -209,6 +216,8 @@ struct dlm_space {
  * @timed_out: a waiter gave up on it; its completion only cleans up.
  * @kept: a successful FETCH whose COMPLETE carried DLM_NL_F_KEPT.
  * @sent_ns: when it was sent (ktime_get_ns()).
+ * @len: bytes to move (READ, WRITE, DISCARD); 0: the DLM page size.
+ * @priv: the sender's, for its completion (blk.c: the request's pdu).
  */
 struct dlm_req {
 	struct kref ref;
@@ -222,6 +231,8 @@ struct dlm_req {
 	bool timed_out;
 	bool kept;
 	u64 sent_ns;
+	u32 len;
+	void *priv;
 };
 
 /* space.c */
@@ -257,6 +268,9 @@ bool dlm_daemon_present(u64 *generation);
 u32 dlm_daemon_port(void);
 struct dlm_req *dlm_req_send(u32 op, struct dlm_space *sp, u64 dpn,
 			     u64 slot);
+struct dlm_req *dlm_req_send_io(u32 op, struct dlm_space *sp, u64 dpn,
+				u64 slot, u32 len, void *priv);
+void dlm_daemon_stalled(const char *what, int index);
 void dlm_req_put(struct dlm_req *req);
 void dlm_req_timed_out(struct dlm_req *req);
 
@@ -282,5 +296,18 @@ extern const struct attribute_group dlm_stats_group;
 /* dev.c */
 int dlm_dev_init(void);
 void dlm_dev_exit(void);
+
+/* blk.c: /dev/dlmbN */
+#if IS_ENABLED(CONFIG_DLMEM_BLK)
+int dlm_blk_init(void);
+void dlm_blk_exit(void);
+int dlm_blk_ioc_add(struct dlm_blk_add __user *uarg);
+int dlm_blk_ioc_del(struct dlm_blk_del __user *uarg);
+void dlm_blk_complete(struct dlm_req *req);
+#else
+static inline int dlm_blk_init(void) { return 0; }
+static inline void dlm_blk_exit(void) { }
+static inline void dlm_blk_complete(struct dlm_req *req) { }
+#endif
 
 #endif /* _DLMEM_H */

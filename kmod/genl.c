@@ -105,13 +105,24 @@ void dlm_req_timed_out(struct dlm_req *req)
 	dlm_daemon_gone(why);
 }
 
+/* A request of @what @index went unanswered past the timeout. */
+void dlm_daemon_stalled(const char *what, int index)
+{
+	char why[96];
+
+	snprintf(why, sizeof(why), "%s (%d) for %u ms", what, index,
+		 dlm_request_timeout_ms);
+	dlm_daemon_gone(why);
+}
+
 static int dlm_req_fill(struct sk_buff *msg, struct dlm_req *req,
 			const struct dlm_space *sp)
 {
 	u64 off = 0;
 
 	if (req->op == DLM_NL_OP_FETCH || req->op == DLM_NL_OP_STORE ||
-	    req->op == DLM_NL_OP_DROP)
+	    req->op == DLM_NL_OP_DROP || req->op == DLM_NL_OP_READ ||
+	    req->op == DLM_NL_OP_WRITE)
 		off = (u64)(sp->pool_first + req->slot * sp->ppd) << PAGE_SHIFT;
 
 	if (nla_put_u64_64bit(msg, DLM_NL_A_REQ_ID, req->id, DLM_NL_A_PAD) ||
@@ -119,7 +130,7 @@ static int dlm_req_fill(struct sk_buff *msg, struct dlm_req *req,
 	    nla_put_u32(msg, DLM_NL_A_SPACE, sp->id) ||
 	    nla_put_u64_64bit(msg, DLM_NL_A_DPN, req->dpn, DLM_NL_A_PAD) ||
 	    nla_put_u64_64bit(msg, DLM_NL_A_POOL_OFF, off, DLM_NL_A_PAD) ||
-	    nla_put_u32(msg, DLM_NL_A_LEN, sp->page_size))
+	    nla_put_u32(msg, DLM_NL_A_LEN, req->len ?: sp->page_size))
 		return -EMSGSIZE;
 	if (req->op == DLM_NL_OP_SPACE_NEW &&
 	    (nla_put_u64_64bit(msg, DLM_NL_A_PAGE_SIZE, sp->page_size,
@@ -127,7 +138,8 @@ static int dlm_req_fill(struct sk_buff *msg, struct dlm_req *req,
 	     nla_put_u64_64bit(msg, DLM_NL_A_TOTAL_SIZE,
 			       sp->nr_dpages * sp->page_size, DLM_NL_A_PAD) ||
 	     nla_put_u64_64bit(msg, DLM_NL_A_BUDGET,
-			       sp->budget_dpages * sp->page_size, DLM_NL_A_PAD)))
+			       sp->is_blk ? 0 : sp->budget_dpages * sp->page_size,
+			       DLM_NL_A_PAD)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -140,6 +152,16 @@ static int dlm_req_fill(struct sk_buff *msg, struct dlm_req *req,
  * waited for.
  */
 struct dlm_req *dlm_req_send(u32 op, struct dlm_space *sp, u64 dpn, u64 slot)
+{
+	return dlm_req_send_io(op, sp, dpn, slot, 0, NULL);
+}
+
+/*
+ * dlm_req_send(), moving @len bytes (0: the DLM page size); @priv is set
+ * before the request can complete.
+ */
+struct dlm_req *dlm_req_send_io(u32 op, struct dlm_space *sp, u64 dpn,
+				u64 slot, u32 len, void *priv)
 {
 	struct sk_buff *msg;
 	struct dlm_req *req;
@@ -161,6 +183,8 @@ struct dlm_req *dlm_req_send(u32 op, struct dlm_space *sp, u64 dpn, u64 slot)
 	req->op = op;
 	req->dpn = dpn;
 	req->slot = slot;
+	req->len = len;
+	req->priv = priv;
 	req->sp = sp;
 	req->sent_ns = ktime_get_ns();
 	if (op != DLM_NL_OP_SPACE_DEL)

@@ -82,16 +82,23 @@ static int __init dlm_init(void)
 	ret = dlm_remote_init();
 	if (ret)
 		goto unregister_genl;
+	ret = dlm_blk_init();
+	if (ret) {
+		pr_err("cannot register block major dlmb: %d\n", ret);
+		goto exit_remote;
+	}
 	ret = dlm_dev_init();
 	if (ret) {
 		pr_err("cannot register /dev/dlm: %d\n", ret);
-		goto exit_remote;
+		goto exit_blk;
 	}
 	pr_info("/dev/dlm ready, API %u, default page %llu KiB, local budget limit %llu MiB\n",
 		DLM_API_VERSION, dlm_limits.page_size_default >> 10,
 		dlm_limits.local_budget_max >> 20);
 	return 0;
 
+exit_blk:
+	dlm_blk_exit();
 exit_remote:
 	dlm_remote_exit();
 unregister_genl:
@@ -102,6 +109,7 @@ unregister_genl:
 static void __exit dlm_exit(void)
 {
 	dlm_dev_exit();
+	dlm_blk_exit();
 	dlm_remote_exit();
 	dlm_genl_exit();
 	dlm_pool_exit();

@@ -184,6 +184,10 @@ void dlm_remote_complete(struct dlm_req *req)
 		WRITE_ONCE(req->done, true);
 		return;
 	}
+	if (req->op >= DLM_NL_OP_READ) {
+		dlm_blk_complete(req);
+		return;
+	}
 
 	mutex_lock(&sp->lock);
 	slot = req->op == DLM_NL_OP_SPACE_NEW ? NULL : &sp->slots[req->slot];

@@ -57,11 +57,28 @@ OFF(dlm_stats, store_waits, 80);
 OFF(dlm_stats, readaheads, 88);
 OFF(dlm_stats, reserved, 96);
 
+SIZE(dlm_blk_add, 48);
+OFF(dlm_blk_add, flags, 0);
+OFF(dlm_blk_add, index, 4);
+OFF(dlm_blk_add, size, 8);
+OFF(dlm_blk_add, logical_block_size, 16);
+OFF(dlm_blk_add, queue_depth, 20);
+OFF(dlm_blk_add, nr_hw_queues, 24);
+OFF(dlm_blk_add, reserved0, 28);
+OFF(dlm_blk_add, reserved, 32);
+
+SIZE(dlm_blk_del, 24);
+OFF(dlm_blk_del, flags, 0);
+OFF(dlm_blk_del, index, 4);
+OFF(dlm_blk_del, reserved, 8);
+
 /* The ioctl numbers encode the sizes: pin them too. */
 STATIC_ASSERT(DLM_IOC_API == 0xc010da00, "DLM_IOC_API");
 STATIC_ASSERT(DLM_IOC_GET_INFO == 0x8050da01, "DLM_IOC_GET_INFO");
 STATIC_ASSERT(DLM_IOC_SETUP == 0xc040da02, "DLM_IOC_SETUP");
 STATIC_ASSERT(DLM_IOC_STATS == 0x8080da03, "DLM_IOC_STATS");
+STATIC_ASSERT(DLM_IOC_BLK_ADD == 0xc030da10, "DLM_IOC_BLK_ADD");
+STATIC_ASSERT(DLM_IOC_BLK_DEL == 0x4018da11, "DLM_IOC_BLK_DEL");
 
 int main(void)
 {

@@ -9,6 +9,9 @@
 #   local  all-local anonymous memory (the reference)
 #   dlm    /dev/dlm, dlmd and two dlm-memservers over TCP on 127.0.0.1,
 #          local budget = PERCENT of the arrays, 1 MB DLM pages
+#   dlmb   the same arrays in anonymous memory under a cgroup v2
+#          memory.max (as nbd below), swapping to /dev/dlmb0 on the same
+#          dlmd and memory servers as dlm
 #   nbd    the same arrays in anonymous memory under a cgroup v2
 #          memory.max of PERCENT of the arrays (+ SLACK_MB for the
 #          program itself), swapping to nbd served over 127.0.0.1 from a
@@ -31,7 +34,7 @@ pcts=("$@")
 ((${#pcts[@]})) || pcts=(100 50 25 10 5)
 slack=${SLACK_MB:-4}
 per_run_timeout=${RUN_TIMEOUT:-900}
-systems=${SYSTEMS:-dlm nbd zram}	# which to run besides local and xfer
+systems=${SYSTEMS:-dlm dlmb nbd zram}	# which to run besides local and xfer
 total=$((3 * mb))
 stream=$bin/bench/stream
 tmp=$(mktemp -d)
@@ -43,6 +46,7 @@ say() { echo "stream.sh: $*" >&2; }
 
 cleanup() {
 	[[ -n $swapdev ]] && swapoff "$swapdev" 2>/dev/null
+	[[ -b /dev/dlmb0 ]] && "$bin/bin/dlmctl" blk-del 0 2>/dev/null
 	nbd-client -d /dev/nbd0 >/dev/null 2>&1 || true
 	[[ -e /sys/block/zram0/reset ]] && echo 1 >/sys/block/zram0/reset 2>/dev/null
 	kill "${pids[@]}" 2>/dev/null || true
@@ -135,6 +139,16 @@ swap_runs() {
 }
 
 swapoff -a
+if [[ " $systems " == *" dlmb "* ]]; then
+swapdev=$("$bin/bin/dlmctl" blk-add $((2 * total))M)
+mkswap "$swapdev" >/dev/null
+swapon "$swapdev"
+swap_runs dlmb
+swapoff "$swapdev"
+"$bin/bin/dlmctl" blk-del "$swapdev"
+swapdev=
+fi
+
 if [[ " $systems " == *" nbd "* ]]; then
 mkdir -p "$tmp/shm"
 mount -t tmpfs -o size=$((2 * total + 64))m tmpfs "$tmp/shm"

@@ -31,8 +31,10 @@ def main():
     local = val('local', 100)
     local_copy = val('local', 100, 'copy_mbs')
     pcts = sorted({int(r['local_pct']) for r in rows
-                   if r['system'] in ('dlm', 'nbd', 'zram')}, reverse=True)
-    systems = ['dlm', 'nbd', 'zram']
+                   if r['system'] in ('dlm', 'dlmb', 'nbd', 'zram')},
+                  reverse=True)
+    systems = [s for s in ('dlm', 'dlmb', 'nbd', 'zram')
+               if any(r['system'] == s for r in rows)]
 
     def fmt(v, spec='%.1f'):
         return spec % v if v is not None else '-'
@@ -45,8 +47,10 @@ def main():
               f'write {fmt(w)} MB/s, read {fmt(r)} MB/s')
     print('#')
     print('# triad MB/s (and time relative to all-local)')
+    ratios = [('dlm', 'nbd'), ('dlm', 'zram'), ('dlm', 'dlmb'), ('dlmb', 'nbd')]
+    ratios = [(a, b) for a, b in ratios if a in systems and b in systems]
     print('%-7s' % 'local%' + ''.join('%20s' % s for s in systems) +
-          '%12s%12s' % ('dlm/nbd', 'dlm/zram'))
+          ''.join('%11s' % f'{a}/{b}' for a, b in ratios))
     for p in pcts:
         cells = []
         for s in systems:
@@ -54,10 +58,11 @@ def main():
             rel = local / v if v and local else None
             cells.append('%20s' % (f'{fmt(v)} ({fmt(rel, "%.1fx")})'
                                    if v else res.get((s, p), {}).get('status', '-')))
-        d, n, z = val('dlm', p), val('nbd', p), val('zram', p)
-        print('%-7d' % p + ''.join(cells) +
-              '%12s%12s' % (fmt(d / n if d and n else None, '%.2f'),
-                            fmt(d / z if d and z else None, '%.2f')))
+        rs = []
+        for a, b in ratios:
+            va, vb = val(a, p), val(b, p)
+            rs.append('%11s' % fmt(va / vb if va and vb else None, '%.2f'))
+        print('%-7d' % p + ''.join(cells) + ''.join(rs))
     print('#')
     print('# copy MB/s')
     print('%-7s' % 'local%' + ''.join('%12s' % s for s in systems))
@@ -91,8 +96,10 @@ def main():
         print('# no matplotlib: no plot (make deps installs python3-matplotlib)')
         return 0
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    marks = {'dlm': 'o-', 'nbd': 's--', 'zram': '^:'}
-    names = {'dlm': '/dev/dlm (dlmd, TCP)', 'nbd': 'swap on nbd (cgroup)',
+    marks = {'dlm': 'o-', 'dlmb': 'D-.', 'nbd': 's--', 'zram': '^:'}
+    names = {'dlm': '/dev/dlm (dlmd, TCP)',
+             'dlmb': 'swap on /dev/dlmb0 (same servers)',
+             'nbd': 'swap on nbd (cgroup)',
              'zram': 'swap on zram (cgroup)'}
     for s in systems:
         xs = [p for p in pcts if val(s, p)]

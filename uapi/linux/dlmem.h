@@ -13,6 +13,8 @@
  *   4. DLM_IOC_STATS    counters of the space, at any time after SETUP.
  *
  * DLM_IOC_GET_INFO may be called at any time, even before the handshake.
+ * DLM_IOC_BLK_ADD and DLM_IOC_BLK_DEL (block devices /dev/dlmbN, for
+ * dlmctl) need the handshake but no space.
  * Every structure is fixed-size with explicit padding; fields named
  * reserved* must be zero on input and are zero on output.
  */
@@ -29,6 +31,7 @@
 #define DLM_FEATURE_LOCAL	_BITULL(0)	/* DLM_BACKING_LOCAL spaces */
 #define DLM_FEATURE_STATS	_BITULL(1)	/* DLM_IOC_STATS */
 #define DLM_FEATURE_REMOTE	_BITULL(2)	/* DLM_BACKING_REMOTE spaces */
+#define DLM_FEATURE_BLK		_BITULL(3)	/* DLM_IOC_BLK_ADD, _DEL */
 
 /**
  * struct dlm_api - DLM_IOC_API argument.
@@ -146,11 +149,63 @@ struct dlm_stats {
 	__u64 reserved[4];
 };
 
+/* Defaults and limits of struct dlm_blk_add. */
+#define DLM_BLK_DEPTH_DEFAULT	32
+#define DLM_BLK_DEPTH_MAX	256
+#define DLM_BLK_QUEUES_MAX	8
+#define DLM_BLK_IO_MAX		(128 << 10)	/* bytes per request */
+
+/**
+ * struct dlm_blk_add - DLM_IOC_BLK_ADD argument: create /dev/dlmbN.
+ * @flags: must be zero.
+ * @index: out: N of the new /dev/dlmbN.
+ * @size: bytes, a non-zero multiple of 4096, at most
+ *	dlm_info.total_size_max.  The memory servers reserve all of it.
+ * @logical_block_size: 4096, or 0 for 4096 (no other size yet).
+ * @queue_depth: requests in flight per hardware queue, 1 to
+ *	DLM_BLK_DEPTH_MAX; 0 selects DLM_BLK_DEPTH_DEFAULT.  Each takes
+ *	DLM_BLK_IO_MAX bytes of the daemon's frame pool.
+ * @nr_hw_queues: 1 to DLM_BLK_QUEUES_MAX; 0 selects min(CPUs, 4).
+ * @reserved: must be zero.
+ *
+ * The device is served by the registered dlmd; without one the ioctl
+ * fails with ENOTCONN.  Blocks never written (or discarded) read as
+ * zeroes.  A write completes once the memory server holds it, so the
+ * device has no volatile cache to flush.  If dlmd dies its data is lost:
+ * I/O fails with EIO from then on, even after a new dlmd registers.
+ * Needs CAP_SYS_ADMIN.
+ */
+struct dlm_blk_add {
+	__u32 flags;
+	__u32 index;
+	__u64 size;
+	__u32 logical_block_size;
+	__u32 queue_depth;
+	__u32 nr_hw_queues;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+/**
+ * struct dlm_blk_del - DLM_IOC_BLK_DEL argument: remove /dev/dlmbN.
+ * @flags: must be zero.
+ * @index: N.  ENOENT if there is no such device, EBUSY while it is open
+ *	(mounted, swapped on, or held by a program).
+ * @reserved: must be zero.
+ */
+struct dlm_blk_del {
+	__u32 flags;
+	__u32 index;
+	__u64 reserved[2];
+};
+
 #define DLM_IOC_MAGIC		0xDA
 
 #define DLM_IOC_API		_IOWR(DLM_IOC_MAGIC, 0x00, struct dlm_api)
 #define DLM_IOC_GET_INFO	_IOR(DLM_IOC_MAGIC, 0x01, struct dlm_info)
 #define DLM_IOC_SETUP		_IOWR(DLM_IOC_MAGIC, 0x02, struct dlm_setup)
 #define DLM_IOC_STATS		_IOR(DLM_IOC_MAGIC, 0x03, struct dlm_stats)
+#define DLM_IOC_BLK_ADD		_IOWR(DLM_IOC_MAGIC, 0x10, struct dlm_blk_add)
+#define DLM_IOC_BLK_DEL		_IOW(DLM_IOC_MAGIC, 0x11, struct dlm_blk_del)
 
 #endif /* _UAPI_LINUX_DLMEM_H */

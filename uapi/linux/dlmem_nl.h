@@ -106,6 +106,14 @@ enum dlm_nl_attr {
  *	is stored again, as after a STORE); any error, e.g. -ESTALE when the
  *	copy was released or its server died: the kernel STOREs the page.
  *	POOL_OFF and LEN name the frames, which stay untouched until COMPLETE.
+ * @DLM_NL_OP_READ: block spaces (SPACE_NEW with BUDGET 0, for /dev/dlmbN):
+ *	read LEN bytes, whole DLM pages from DPN on, into the pool at
+ *	POOL_OFF.  The remote copies stay.  Pages never written, or
+ *	discarded, read as zeroes.
+ * @DLM_NL_OP_WRITE: block spaces: write LEN bytes at POOL_OFF as the DLM
+ *	pages from DPN on.  COMPLETE once the memory servers hold them.
+ * @DLM_NL_OP_DISCARD: block spaces: forget the DLM pages of LEN bytes from
+ *	DPN on (they read as zeroes); POOL_OFF is not used.
  */
 enum dlm_nl_op {
 	DLM_NL_OP_SPACE_NEW = 1,
@@ -113,6 +121,9 @@ enum dlm_nl_op {
 	DLM_NL_OP_FETCH = 3,
 	DLM_NL_OP_STORE = 4,
 	DLM_NL_OP_DROP = 5,
+	DLM_NL_OP_READ = 6,
+	DLM_NL_OP_WRITE = 7,
+	DLM_NL_OP_DISCARD = 8,
 };
 
 #endif /* _UAPI_LINUX_DLMEM_NL_H */

@@ -1,0 +1,285 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# blk_test.sh - /dev/dlmbN, the block device over dlmd's memory servers,
+# with the real dlmd and two dlm-memservers on 127.0.0.1: creation and
+# removal with dlmctl, geometry, zeroes before the first write, data
+# written and read back (dd, fio with crc32c verification at several block
+# sizes, queue depths and both orders), discard, ext4 (mkfs, copy, fsck,
+# compare), swap under a cgroup memory limit with stress-ng verifying its
+# memory, garbage in the ioctls, and dlmd killed under fio: I/O errors
+# within a bounded time, no hang, and the device stays failed under a new
+# dlmd.  Needs root and dlmem.ko built with CONFIG_DLMEM_BLK.  TAP output.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=selftests/daemon/lib.sh
+. "$here/../daemon/lib.sh"
+ko=${DLM_KO:-$top/kmod/dlmem.ko}
+ctl=$bin/dlmctl
+dev=/dev/dlmb0
+mnt=$tmp/mnt
+cg=/sys/fs/cgroup/dlm-blk-test
+dlmd=
+
+echo "TAP version 13"
+if [[ $(id -u) != 0 ]]; then
+	echo "1..0 # SKIP needs root (run it with vm-images/vm-run)"
+	exit 4
+fi
+for tool in fio mkfs.ext4 fsck.ext4 blkdiscard blockdev mkswap swapon stress-ng; do
+	if ! command -v $tool >/dev/null; then
+		echo "1..0 # SKIP $tool missing (make deps)"
+		exit 4
+	fi
+done
+need "$bin/dlmd" "$bin/dlm-memserver" "$ctl"
+if [[ ! -d /sys/module/dlmem ]] && ! insmod "$ko" 2>"$tmp/insmod.err"; then
+	echo "1..0 # SKIP cannot load $ko here: run it with vm-images/vm-run"
+	exit 4
+fi
+if ! "$ctl" info | grep -q '\bblk\b'; then
+	echo "1..0 # SKIP dlmem.ko built without CONFIG_DLMEM_BLK"
+	exit 4
+fi
+
+blk_cleanup() {
+	swapoff "$dev" 2>/dev/null
+	mountpoint -q "$mnt" && umount "$mnt"
+	[[ -d $cg ]] && rmdir "$cg" 2>/dev/null
+	for d in /dev/dlmb*; do
+		[[ -b $d ]] && "$ctl" blk-del "$d" 2>/dev/null
+	done
+	cleanup
+}
+trap blk_cleanup EXIT
+
+start_dlmd() {	# start_dlmd LOG: dlmd on $tmp/memfile; 1 if not registered
+	local log=$1 i
+	"$bin/dlmd" -f "$tmp/memfile" 2>"$log" &
+	dlmd=$!
+	pids+=("$dlmd")
+	for ((i = 0; i < 100; i++)); do
+		grep -q 'msg="registered"' "$log" && return 0
+		kill -0 "$dlmd" 2>/dev/null || break
+		sleep 0.1
+	done
+	diag "$log"
+	return 1
+}
+
+# fio_verify NAME ARGS...: write with crc32c checksums, then verify.
+fio_verify() {
+	local name=$1
+	shift
+	timeout 600 fio --name="$name" --filename="$dev" --direct=1 \
+		--ioengine=libaio --size=24M --verify=crc32c --do_verify=1 \
+		--verify_fatal=1 --verify_state_save=0 --output="$tmp/$name.fio" "$@" \
+		>"$tmp/$name.err" 2>&1
+}
+
+echo "1..22"
+
+out=$("$ctl" blk-add 16M 2>&1)
+rc=$?
+if ((rc == 1)) && [[ $out == *"start dlmd"* ]]; then
+	ok "blk-add without dlmd: exit 1, says to start dlmd"
+else
+	notok "blk-add without dlmd: exit $rc ($out)"
+fi
+
+start_memserver ms1 64 && start_memserver ms2 64 wait && ms2=$MS_PID &&
+	ms2_port=$MS_PORT || { echo "Bail out! memory servers"; exit 1; }
+ms1_port=$(sed -n 's/.*addr=127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$tmp/ms1.log")
+printf '# blk test\n32\n64 127.0.0.1:%s\n64 127.0.0.1:%s\n' \
+	"$ms1_port" "$ms2_port" >"$tmp/memfile"
+start_dlmd "$tmp/dlmd.log" || { echo "Bail out! dlmd did not register"; exit 1; }
+
+out=$("$ctl" blk-add 96M -q 16 2>&1)
+if [[ $out == "$dev" && -b $dev ]] &&
+   (($(blockdev --getsize64 $dev) == 96 << 20)) &&
+   (($(blockdev --getss $dev) == 4096)) &&
+   [[ $("$ctl" blk-list) == "$dev 96 MiB" ]]; then
+	ok "blk-add 96M: $dev, 96 MiB, 4096-byte blocks, listed"
+else
+	notok "blk-add 96M: $out, $(blockdev --getsize64 $dev 2>&1)"
+	diag "$tmp/dlmd.log"
+fi
+
+out=$("$ctl" blk-add 1G 2>&1)
+rc=$?
+if ((rc == 1)) && [[ $out == *"cannot hold"* ]]; then
+	ok "blk-add beyond the servers' capacity: ENOSPC, exit 1"
+else
+	notok "blk-add 1G: exit $rc ($out)"
+fi
+
+if cmp -n $((96 << 20)) $dev /dev/zero 2>"$tmp/cmp.err"; then
+	ok "a new device reads as zeroes"
+else
+	notok "a new device reads as zeroes: $(cat "$tmp/cmp.err")"
+fi
+
+head -c $((20 << 20)) /dev/urandom >"$tmp/pattern"
+if dd if="$tmp/pattern" of=$dev bs=1M oflag=direct status=none &&
+   echo 3 >/proc/sys/vm/drop_caches &&
+   cmp -n $((20 << 20)) "$tmp/pattern" $dev &&
+   dd if=$dev bs=1M skip=20 count=1 iflag=direct status=none |
+	cmp -s - <(head -c 1M /dev/zero); then
+	ok "20 MB written with dd read back intact, the next MB still zero"
+else
+	notok "dd write and read back"
+fi
+
+blkdiscard -o $((4 << 20)) -l $((8 << 20)) $dev &&
+	echo 3 >/proc/sys/vm/drop_caches
+if cmp -n $((4 << 20)) "$tmp/pattern" $dev &&
+   dd if=$dev bs=1M skip=4 count=8 iflag=direct status=none |
+	cmp -s - <(head -c 8M /dev/zero) &&
+   cmp -i $((12 << 20)) -n $((8 << 20)) "$tmp/pattern" $dev; then
+	ok "blkdiscard of 8 MB: zeroes there, data around it intact"
+else
+	notok "blkdiscard"
+fi
+
+fio_verify seqwrite --rw=write --bs=1M --iodepth=4 &&
+	ok "fio sequential 1 MB writes, depth 4, crc32c verified" ||
+	{ notok "fio sequential 1M"; diag "$tmp/seqwrite.err"; }
+fio_verify randwrite4k --rw=randwrite --bs=4k --iodepth=16 --offset=24M &&
+	ok "fio random 4 KB writes, depth 16, crc32c verified" ||
+	{ notok "fio random 4k"; diag "$tmp/randwrite4k.err"; }
+fio_verify randmix --rw=randwrite --bsrange=4k-1m --iodepth=32 \
+	--offset=48M --numjobs=2 --offset_increment=24M &&
+	ok "fio random 4 KB-1 MB writes, 2 jobs at depth 32, crc32c verified" ||
+	{ notok "fio random 4k-1m"; diag "$tmp/randmix.err"; }
+
+blkdiscard -z -o 0 -l $((1 << 20)) $dev 2>"$tmp/wz.err" &&
+	echo 3 >/proc/sys/vm/drop_caches
+if dd if=$dev bs=1M count=1 iflag=direct status=none |
+	cmp -s - <(head -c 1M /dev/zero); then
+	ok "write-zeroes of 1 MB reads back as zeroes"
+else
+	notok "write-zeroes: $(cat "$tmp/wz.err")"
+fi
+
+mkdir -p "$mnt"
+if mkfs.ext4 -q -F $dev >"$tmp/mkfs.log" 2>&1 && mount $dev "$mnt"; then
+	ok "mkfs.ext4 and mount"
+else
+	notok "mkfs.ext4 and mount"
+	diag "$tmp/mkfs.log"
+fi
+mkdir -p "$tmp/tree"
+cp -a "$top/kmod" "$top/daemon" "$top/Documentation" "$tmp/tree/"
+cp "$tmp/pattern" "$tmp/tree/"
+if cp -a "$tmp/tree" "$mnt/" && umount "$mnt" &&
+   echo 3 >/proc/sys/vm/drop_caches && mount $dev "$mnt" &&
+   diff -r "$tmp/tree" "$mnt/tree" >"$tmp/diff.out"; then
+	ok "a file tree copied in, remounted and compared equal"
+else
+	notok "file tree round trip"
+	head -5 "$tmp/diff.out" | diag /dev/stdin
+fi
+
+out=$("$ctl" blk-del 0 2>&1)
+rc=$?
+if ((rc == 1)) && [[ $out == *"in use"* ]] && [[ -b $dev ]]; then
+	ok "blk-del while mounted: refused (EBUSY), device intact"
+else
+	notok "blk-del while mounted: exit $rc ($out)"
+fi
+
+umount "$mnt"
+if fsck.ext4 -fn $dev >"$tmp/fsck.log" 2>&1; then
+	ok "fsck.ext4 -fn finds the file system clean"
+else
+	notok "fsck.ext4"
+	diag "$tmp/fsck.log"
+fi
+
+# Swap: stress-ng's memory checked under a cgroup limit that forces paging.
+swap_before=$(awk '/^SwapTotal/ {print $2}' /proc/meminfo)
+if mkswap $dev >/dev/null 2>&1 && swapon -p 10 $dev; then
+	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+		echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+	mkdir -p "$cg" && echo 24M >"$cg/memory.max"
+	pswp0=$(awk '/^pswpout/ {print $2}' /proc/vmstat)
+	sh -c "echo \$\$ >$cg/cgroup.procs; exec timeout 300 stress-ng \
+		--vm 1 --vm-bytes 48M --vm-method inc-nybble --vm-keep \
+		--verify --timeout 20s --metrics-brief" >"$tmp/stress.log" 2>&1
+	rc=$?
+	peak=$(($(awk '/^pswpout/ {print $2}' /proc/vmstat) - pswp0))
+	if ((rc == 0)) && ! grep -qi "fail\|error" "$tmp/stress.log" &&
+	   ((peak > 0)); then
+		ok "swap on $dev: stress-ng --vm 48 MB in a 24 MB cgroup verified (pswpout $peak)"
+	else
+		notok "swap on $dev: stress-ng exit $rc, pswpout $peak"
+		diag "$tmp/stress.log"
+	fi
+	swapoff $dev
+	rmdir "$cg" 2>/dev/null
+else
+	notok "mkswap and swapon $dev (SwapTotal was $swap_before kB)"
+fi
+
+if python3 "$here/blk_garbage.py" >"$tmp/garbage.out" 2>&1; then
+	ok "DLM_IOC_BLK_ADD and _DEL refuse garbage ($(tail -1 "$tmp/garbage.out"))"
+else
+	notok "ioctl garbage"
+	diag "$tmp/garbage.out"
+fi
+
+if "$ctl" blk-del 0 && [[ ! -e $dev ]] && [[ -z $("$ctl" blk-list) ]]; then
+	ok "blk-del 0: the device is gone"
+else
+	notok "blk-del 0"
+fi
+
+# dlmd killed under fio: errors, not a hang, well within fio's own timeout.
+"$ctl" blk-add 32M -q 8 >/dev/null
+dd if=/dev/urandom of=$dev bs=1M count=8 oflag=direct status=none
+fio --name=death --filename=$dev --direct=1 --ioengine=libaio --rw=randrw \
+	--bs=64k --iodepth=8 --time_based --runtime=120 --size=32M \
+	--output="$tmp/death.fio" >"$tmp/death.err" 2>&1 &
+fio=$!
+sleep 3
+t0=$(date +%s)
+kill -KILL "$dlmd"
+wait "$dlmd" 2>/dev/null
+for ((i = 0; i < 600; i++)); do
+	kill -0 "$fio" 2>/dev/null || break
+	sleep 0.1
+done
+t1=$(date +%s)
+if kill -0 "$fio" 2>/dev/null; then
+	notok "dlmd killed under fio: fio still running after 60 s"
+	kill -KILL "$fio"
+else
+	ok "dlmd killed under fio: fio stopped with errors after $((t1 - t0)) s"
+fi
+wait "$fio" 2>/dev/null
+
+if dd if=$dev of=/dev/null bs=4k count=1 iflag=direct status=none 2>/dev/null; then
+	notok "a read after dlmd died succeeded"
+else
+	ok "a read after dlmd died fails (EIO)"
+fi
+start_dlmd "$tmp/dlmd2.log" || notok "a new dlmd registers"
+if dd if=$dev of=/dev/null bs=4k count=1 iflag=direct status=none 2>/dev/null; then
+	notok "a new dlmd: the old device still reads"
+else
+	ok "a new dlmd does not revive the old device's data: EIO"
+fi
+if "$ctl" blk-del 0 && [[ ! -e $dev ]]; then
+	ok "the failed device is removed"
+else
+	notok "the failed device is removed"
+fi
+if dmesg | grep -qE "hung_task|blocked for more than"; then
+	notok "no hung task reported"
+else
+	ok "no hung task reported"
+fi
+kill -TERM "$dlmd" "$ms2"
+wait "$dlmd" "$ms2" 2>/dev/null
+exit "$fail"
