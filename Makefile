@@ -40,7 +40,7 @@ USER_CFLAGS	:= -O2 -g -Wall $(USER_WERROR) -I$(CURDIR)/uapi
 KSFT_INC	:= $(O)/kselftest
 
 .PHONY: all modules user help deps check check-native check-vm check-vm-new lint \
-	sparse checkpatch dkms-test demo install clean
+	sparse checkpatch dkms-test demo bench install clean
 
 all: modules user
 
@@ -54,6 +54,9 @@ help:
 	@echo 'make lint         checkpatch --strict and sparse on kmod/'
 	@echo 'make dkms-test    dkms build for $(KVER_DEBIAN) in a private tree'
 	@echo 'make demo         boot a VM and run the /dev/dlm demo'
+	@echo 'make bench        STREAM through /dev/dlm vs swap on /dev/dlmb0,'
+	@echo '                  nbd and zram, in a VM (BENCH_ARGS="MB ITERS PCT...");'
+	@echo '                  table and PNG in $(RESULTS)/bench'
 	@echo 'make install      install dlmem.ko and the uapi header'
 	@echo 'Variables: KDIR, VM_KERNEL, O, WERROR, CONFIG_DLMEM_*'
 
@@ -167,6 +170,13 @@ dkms-test:
 demo: deps
 	@$(MAKE) --no-print-directory all
 	vm-images/vm-run --kernel $(VM_KERNEL) -- vm-images/demo.sh
+
+BENCH_ARGS	?= 32 3
+bench: deps
+	@$(MAKE) --no-print-directory all
+	vm-images/vm-run --kernel $(VM_KERNEL) --out $(RESULTS)/vm-bench -- \
+		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
+		selftests/bench/stream.sh $(BENCH_ARGS)
 
 install: modules
 	$(KMAKE) modules_install

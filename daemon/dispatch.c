@@ -55,10 +55,13 @@ struct dreq {
 	struct breq *parent;		/* block requests: the whole request */
 };
 
-/* A block READ or WRITE: one transfer per page, answered after the last. */
+/*
+ * A block READ or WRITE: one transfer per run of pages contiguous on one
+ * server, answered after the last.
+ */
 struct breq {
 	struct dispatch *d;
-	uint64_t req_id, t0;
+	uint64_t req_id, t0, ps;
 	enum st_op op;
 	atomic_uint pending;
 	atomic_int status;
@@ -371,7 +374,9 @@ static void io_done(struct dlm_xfer *x, int status)
 	uint32_t flags = 0;
 
 	if (q->parent) {
-		if (status && q->op == ST_WRITE && !store_replace(q))
+		/* A run of one page may be re-placed, as a STORE is. */
+		if (status && q->op == ST_WRITE && x->len == q->parent->ps &&
+		    !store_replace(q))
 			return;		/* resubmitted */
 		if (!status)
 			atomic_fetch_add(q->op == ST_WRITE ?
@@ -506,7 +511,7 @@ static int block_request(struct dispatch *d, const struct dlm_request *r,
 		"missing POOL_OFF", "missing LEN" };
 	const char *why = missing(r, need, names, 4);
 	int write = r->op == DLM_NL_OP_WRITE, err = 0;
-	uint64_t ps, total, n, i;
+	uint64_t ps, total, n, i, j;
 	struct pl_loc loc;
 	struct breq *b;
 
@@ -542,11 +547,13 @@ static int block_request(struct dispatch *d, const struct dlm_request *r,
 	b->d = d;
 	b->req_id = r->req_id;
 	b->t0 = t0;
+	b->ps = ps;
 	b->op = write ? ST_WRITE : ST_READ;
-	atomic_init(&b->pending, n + 1);	/* + 1 until all are submitted */
+	atomic_init(&b->pending, 1);	/* the submitter's, until the end */
 	atomic_init(&b->status, 0);
 	atomic_fetch_add(&d->cfg.st->inflight, 1);
 
+	pthread_mutex_lock(&d->lock);
 	for (i = 0; i < n; i++) {
 		struct dreq *q = &b->pages[i];
 
@@ -559,24 +566,40 @@ static int block_request(struct dispatch *d, const struct dlm_request *r,
 		q->op = b->op;
 		q->x.op = write ? XFER_WRITE : XFER_READ;
 		q->x.buf = d->cfg.pool + r->pool_off + i * ps;
-		q->x.len = ps;
-		pthread_mutex_lock(&d->lock);
+		q->x.len = ps;		/* 0 below: no transfer */
 		if (write)
 			err = pl_store(d->pl, r->space, q->dpn, &q->loc, NULL);
 		else
 			err = pl_lookup(d->pl, r->space, q->dpn, &q->loc);
-		pthread_mutex_unlock(&d->lock);
 		if (err == -ENODATA) {		/* never written: zeroes */
 			memset(q->x.buf, 0, ps);
-			block_page_done(b, 0);
+			q->x.len = 0;
 		} else if (err) {
 			if (err == -ENOSPC && rate_ok(&d->warn_nospc))
 				log_warn("block write failed: no memory-server capacity left",
 					 "space=%u dpn=%" PRIu64, q->space, q->dpn);
-			block_page_done(b, -EIO);
-		} else {
-			io_submit(q);
+			atomic_store(&b->status, -EIO);
+			q->x.len = 0;
 		}
+	}
+	pthread_mutex_unlock(&d->lock);
+
+	/* One transfer per run of pages contiguous on one server. */
+	for (i = 0; i < n; i = j) {
+		struct dreq *q = &b->pages[i];
+
+		for (j = i + 1; q->x.len && j < n; j++) {
+			const struct dreq *p = &b->pages[j];
+
+			if (!p->x.len || p->loc.server != q->loc.server ||
+			    p->loc.offset != q->loc.offset + (j - i) * ps)
+				break;
+		}
+		if (!q->x.len)
+			continue;
+		q->x.len = (j - i) * ps;
+		atomic_fetch_add(&b->pending, 1);
+		io_submit(q);
 	}
 	block_page_done(b, 0);		/* the submitter's count */
 	return 0;

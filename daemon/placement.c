@@ -246,6 +246,17 @@ static uint64_t slot_alloc(struct pl_space *sp)
 	return PL_NONE;
 }
 
+/* Slot SLOT if it is free (taken now), else PL_NONE. */
+static uint64_t slot_take(struct pl_space *sp, uint64_t slot)
+{
+	uint64_t bit = 1ULL << (slot % 64);
+
+	if (slot >= sp->nslots || (sp->used[slot / 64] & bit))
+		return PL_NONE;
+	sp->used[slot / 64] |= bit;	/* "no free slot below hint" holds */
+	return slot;
+}
+
 static void slot_free(struct placement *pl, struct pl_space *sp, uint64_t slot)
 {
 	/* A slot on a dead server stays used: it is never handed out. */
@@ -571,7 +582,16 @@ int pl_store(struct placement *pl, uint32_t space, uint64_t dpn,
 		pl->srv[s].stored -= sp->page_size;
 		map_delete(sp, e);
 	}
-	slot = slot_alloc(sp);
+	/*
+	 * A space that reserved all of itself (a block device) puts page N
+	 * in slot N, so that neighbouring pages are neighbours on a server
+	 * and a multi-page request moves in one transfer.
+	 */
+	slot = PL_NONE;
+	if (sp->reserved >= sp->total_size)
+		slot = slot_take(sp, dpn);
+	if (slot == PL_NONE)
+		slot = slot_alloc(sp);
 	if (slot == PL_NONE) {
 		step = sp->reserved / sp->page_size / 16;
 		if (step < PL_GROW_MIN)

@@ -7,7 +7,9 @@
  * first server with free capacity first, as in DLM-MPI.  The reservation
  * is cut into slots of the space's DLM page size; a stored page takes the
  * lowest free slot (so the lowest-ranked server fills first) and a freed
- * slot is the next one reused.  A space that needs more slots than it
+ * slot is the next one reused.  A space that reserved its whole size (a
+ * block device's) puts page N in slot N when that one is free, so that
+ * neighbouring pages are contiguous on a server.  A space that needs more slots than it
  * reserved (pages re-placed away from a dead server, or a kernel storing
  * more than it announced) grows from unreserved capacity, again in rank
  * order.  Slots on a dead server are never handed out again.

@@ -12,7 +12,8 @@
  * on the servers themselves, validation of bad requests, many requests in
  * flight on several servers, a server killed (SIGKILL) with STOREs in
  * flight (re-placed) and its pages failing with EIO, and a frozen server
- * (SIGSTOP) declared dead after the I/O timeout.  TAP.
+ * (SIGSTOP) declared dead after the I/O timeout; block READ, WRITE and
+ * DISCARD (zeroes where never written, page N in slot N).  TAP.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -268,7 +269,7 @@ int main(int argc, char **argv)
 	orig = malloc(512 * PS);
 	buf = malloc(PS);
 	fill(orig, 512 * PS);
-	tap_plan(35);
+	tap_plan(42);
 
 	d = dispatch_create(&cfg, 3, names, cap);
 	ok = 1;
@@ -298,6 +299,54 @@ int main(int argc, char **argv)
 	       "three memory servers connected, each says 8 MiB");
 	if (!ok)
 		return tap_done() | 1;
+
+	/* Block requests (/dev/dlmbN): a space of 4 KiB pages, all reserved. */
+	{
+		uint8_t *bp = pool + POOL - MiB, *pat = orig + 7 * PS;
+
+		r = space_new(900, 4 * KiB, MiB, 0);
+		tap_ok(r == 0, "block space of 1 MiB in 4 KiB pages, all reserved");
+		memset(bp, 0xaa, 64 * KiB);
+		r = wait_id(submit_io(DLM_NL_OP_READ, 900, 0, POOL - MiB,
+				      64 * KiB, ALL_IO));
+		ok = r == 0;
+		for (i = 0; i < (int)(64 * KiB); i++)
+			ok &= bp[i] == 0;
+		tap_ok(ok, "READ of 16 pages never written: zeroes, no server");
+		memcpy(bp, pat, 128 * KiB);
+		r = wait_id(submit_io(DLM_NL_OP_WRITE, 900, 10, POOL - MiB,
+				      128 * KiB, ALL_IO));
+		memset(bp, 0, 128 * KiB);
+		ok = r == 0 && wait_id(submit_io(DLM_NL_OP_READ, 900, 10,
+						 POOL - MiB, 128 * KiB,
+						 ALL_IO)) == 0;
+		tap_ok(ok && !memcmp(bp, pat, 128 * KiB),
+		       "WRITE of 32 pages, READ back equal");
+		tap_ok(server_read(1, 10 * 4 * KiB, buf) == 0 &&
+		       !memcmp(buf, pat, 128 * KiB),
+		       "page N is in slot N: rank 1 holds them in order from 40 KiB");
+		r = wait_id(submit_io(DLM_NL_OP_DISCARD, 900, 12, 0, 8 * KiB,
+				      ALL_IO));
+		memset(bp, 0xaa, 128 * KiB);
+		ok = r == 0 && wait_id(submit_io(DLM_NL_OP_READ, 900, 10,
+						 POOL - MiB, 128 * KiB,
+						 ALL_IO)) == 0;
+		for (i = 0; i < (int)(8 * KiB); i++)
+			ok &= bp[8 * KiB + i] == 0;
+		tap_ok(ok && !memcmp(bp, pat, 8 * KiB) &&
+		       !memcmp(bp + 16 * KiB, pat + 16 * KiB, 112 * KiB),
+		       "DISCARD of pages 12-13: zeroes there, the rest intact");
+		tap_ok(wait_id(submit_io(DLM_NL_OP_READ, 900, 0, POOL - MiB,
+					 6 * KiB, ALL_IO)) == -EINVAL &&
+		       wait_id(submit_io(DLM_NL_OP_WRITE, 900, 250, POOL - MiB,
+					 32 * KiB, ALL_IO)) == -EINVAL &&
+		       wait_id(submit_io(DLM_NL_OP_DISCARD, 901, 0, 0, 4 * KiB,
+					 ALL_IO)) == -EINVAL &&
+		       wait_id(submit_io(DLM_NL_OP_READ, 900, 0, POOL - 4 * KiB,
+					 8 * KiB, ALL_IO)) == -EINVAL,
+		       "LEN not whole pages, DPN + LEN beyond the space, unknown space, beyond the pool: EINVAL");
+		tap_ok(space_del(900) == 0, "block space deleted");
+	}
 
 	/* Reservations: 24 MiB in all. */
 	/* Each space also reserves 4 pages (1 MiB) of slack if it can. */

@@ -10,7 +10,7 @@ set -uo pipefail
 
 need "$bin/dlm-memserver" "$tests/test-dispatch"
 echo "TAP version 13"
-echo "1..$((2 + 32))"
+echo "1..$((2 + 42))"
 
 args=()
 for i in 1 2 3; do
@@ -22,7 +22,7 @@ for i in 1 2 3; do
 done
 ok "three 8 MB memory servers on 127.0.0.1"
 
-subtests 32 "$tests/test-dispatch" "${args[@]}"
+subtests 42 "$tests/test-dispatch" "${args[@]}"
 
 log=$(ls "$tmp"/sub.*.err)
 r2=$(grep -c 'msg="memory server dead.* rank=2 ' "$log")

@@ -320,9 +320,38 @@ static void test_keep(void)
 	pl_destroy(pl);
 }
 
+/* A space that reserved all of itself (a block device): page N, slot N. */
+static void test_identity(void)
+{
+	uint64_t cap[2] = { 8 * 4 * KiB, 8 * 4 * KiB };
+	struct placement *pl = pl_create(2, cap);
+	int r;
+
+	r = pl_space_new(pl, 1, 4 * KiB, 12 * 4 * KiB, 12 * 4 * KiB);
+	tap_ok(r == 0, "a block space of 12 pages reserved in full");
+	r = store(pl, 1, 5);
+	tap_ok(r == 0 && at(0, 5 * 4 * KiB), "page 5 stored first goes to slot 5");
+	r = store(pl, 1, 6);
+	tap_ok(r == 0 && at(0, 6 * 4 * KiB), "page 6 next to it");
+	r = store(pl, 1, 9);
+	tap_ok(r == 0 && at(1, 1 * 4 * KiB),
+	       "page 9 in slot 9, on the second server");
+	r = store(pl, 1, 5);
+	tap_ok(r == 0 && at(0, 5 * 4 * KiB), "page 5 again: the same slot");
+	pl_destroy(pl);
+
+	pl = pl_create(2, cap);
+	pl_space_new(pl, 1, 4 * KiB, 12 * 4 * KiB, 4 * 4 * KiB);
+	r = store(pl, 1, 5);
+	tap_ok(r == 0 && at(0, 0),
+	       "a space that reserved part of itself: lowest free slot");
+	pl_destroy(pl);
+}
+
 int main(void)
 {
-	tap_plan(45);
+	tap_plan(51);
+	test_identity();
 	test_rank_order();
 	test_dead();
 	test_invalid();

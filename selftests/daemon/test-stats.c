@@ -73,7 +73,7 @@ int main(void)
 	stats_json(&st, f);
 	fprintf(f, "\n}\n");
 	fclose(f);
-	tap_ok(strstr(buf, "\"requests\": {\"space_new\": 1, \"space_del\": 1, \"fetch\": 2, \"store\": 1, \"drop\": 0}") &&
+	tap_ok(strstr(buf, "\"requests\": {\"space_new\": 1, \"space_del\": 1, \"fetch\": 2, \"store\": 1, \"drop\": 0, \"read\": 0, \"write\": 0, \"discard\": 0}") &&
 	       strstr(buf, "\"eio\": 1") && strstr(buf, "\"bytes_in\": 0") &&
 	       strstr(buf, "\"fetch\": {\"count\": 2"),
 	       "JSON carries requests, errors, bytes and latency");
