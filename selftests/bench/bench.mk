@@ -5,7 +5,7 @@
 
 BENCH_O		:= $(O)/bench
 
-USER_TARGETS	+= $(BENCH_O)/stream $(BENCH_O)/xfer_bench
+USER_TARGETS	+= $(BENCH_O)/stream $(BENCH_O)/xfer_bench $(BENCH_O)/himeno
 
 $(BENCH_O)/stream: selftests/bench/stream.c uapi/linux/dlmem.h
 	@mkdir -p $(dir $@)
@@ -15,3 +15,8 @@ $(BENCH_O)/xfer_bench: selftests/bench/xfer_bench.c \
 		$(call daemon_objs,transport_tcp $(DAEMON_COMMON))
 	@mkdir -p $(dir $@)
 	$(CC) $(DAEMON_CFLAGS) -Idaemon -o $@ $^
+
+# The Himeno-style benchmark uses libdlm (static, like the selftests).
+$(BENCH_O)/himeno: selftests/bench/himeno.c userlib/include/dlm.h $(O)/lib/libdlm.a
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Wextra $(LIBDLM_INC) -o $@ $< -L$(O)/lib -l:libdlm.a -pthread -lm

@@ -20,8 +20,16 @@
 #   xfer   the raw rate of dlmd's TCP transport for 1 MB transfers to the
 #          same memory servers (xfer_bench; one direction, 1 and 2 servers)
 #
+# and, on each of local, dlm, dlmb, nbd and zram at the same ratios, the
+# Himeno-style benchmark (himeno; grid HIMENO_SIZE, default 97x97x193 =
+# 98 MB, about the arrays' size; HIMENO_ITERS sweeps, default 3), through
+# libdlm with DLM pages of HIMENO_PAGE_KB (default 128: the local budget
+# must hold several DLM pages of each of Himeno's 14 arrays, or every
+# grid point faults) for dlm.  Every himeno run must end with the
+# all-local run's residual, bit for bit.
+#
 # Run as root in the VM:  vm-images/vm-run -- selftests/bench/stream.sh
-# Writes OUT/stream.csv, OUT/stream.txt and OUT/stream.png (OUT:
+# Writes OUT/stream.csv, OUT/himeno.csv, OUT/stream.txt and OUT/stream.png (OUT:
 # $DLM_BENCH_OUT, default build/results/bench).  Progress goes to stderr.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,8 +43,12 @@ pcts=("$@")
 slack=${SLACK_MB:-4}
 per_run_timeout=${RUN_TIMEOUT:-900}
 systems=${SYSTEMS:-dlm dlmb nbd zram}	# which to run besides local and xfer
+hsize=${HIMENO_SIZE:-97x97x193}
+hiters=${HIMENO_ITERS:-3}
+hpage=${HIMENO_PAGE_KB:-128}
 total=$((3 * mb))
 stream=$bin/bench/stream
+himeno=$bin/bench/himeno
 tmp=$(mktemp -d)
 pids=()
 cg=/sys/fs/cgroup/dlm-bench
@@ -66,34 +78,53 @@ for tool in nbd-server nbd-client mkswap swapon; do
 done
 mkdir -p "$out"
 csv=$out/stream.csv
+hcsv=$out/himeno.csv
 echo "system,local_pct,copy_mbs,triad_mbs,triad_s,status" >"$csv"
+echo "system,local_pct,mflops,run_s,status" >"$hcsv"
 
-# run SYSTEM PCT CMD...: one stream run, recorded in the CSV.
+# run stream|himeno SYSTEM PCT CMD...: one run, recorded in its CSV.
 run() {
-	local sys=$1 pct=$2 line rc=0
-	shift 2
-	say "$sys at $pct% local ..."
+	local kind=$1 sys=$2 pct=$3 line rc=0 to=$csv empty=,,,
+	shift 3
+	[[ $kind == himeno ]] && to=$hcsv empty=,,
+	say "$kind: $sys at $pct% local ..."
 	line=$(timeout "$per_run_timeout" "$@" 2>>"$tmp/progress") || rc=$?
 	if ((rc == 124)); then
-		say "$sys at $pct%: no result within ${per_run_timeout}s"
-		echo "$sys,$pct,,,,timeout" >>"$csv"
+		say "$kind: $sys at $pct%: no result within ${per_run_timeout}s"
+		echo "$sys,$pct${empty}timeout" >>"$to"
 		return
 	fi
 	if ((rc != 0)) || [[ $line != *"bad=0"* ]]; then
-		say "$sys at $pct%: FAILED (status $rc): $line"
+		say "$kind: $sys at $pct%: FAILED (status $rc): $line"
 		tail -3 "$tmp/progress" >&2
-		echo "$sys,$pct,,,,failed" >>"$csv"
+		echo "$sys,$pct${empty}failed" >>"$to"
 		return
 	fi
-	sed -n "s/.*copy_mbs=\([0-9.]*\) triad_mbs=\([0-9.]*\) triad_s=\([0-9.]*\).*/$sys,$pct,\1,\2,\3,ok/p" \
-		<<<"$line" >>"$csv"
+	if [[ $kind == stream ]]; then
+		sed -n "s/.*copy_mbs=\([0-9.]*\) triad_mbs=\([0-9.]*\) triad_s=\([0-9.]*\).*/$sys,$pct,\1,\2,\3,ok/p" \
+			<<<"$line" >>"$to"
+	else
+		sed -n "s/.*run_s=\([0-9.]*\) mflops=\([0-9.]*\).*/$sys,$pct,\2,\1,ok/p" \
+			<<<"$line" >>"$to"
+	fi
 	say "  $line"
 }
 
+# The all-local Himeno run gives the data size and the residual every other
+# run must reproduce.
+hline=$("$himeno" -s "$hsize" -n "$hiters" -q)
+hmb=$(sed -n 's/.*data_mb=\([0-9.]*\).*/\1/p' <<<"$hline")
+hgosa=$(sed -n 's/.*gosa=\([^ ]*\).*/\1/p' <<<"$hline")
+hrun=("$himeno" -s "$hsize" -n "$hiters" -c "$hgosa")
+# mb_of PCT: PCT% of the Himeno data in whole MB (at least 1).
+mb_of() { awk -v m="$hmb" -v p="$1" 'BEGIN { v = int(m * p / 100 + 0.5); print v < 1 ? 1 : v }'; }
+
 # ---- memory servers, dlmd, raw transport rate --------------------------------
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
+hmbi=$(mb_of 100)
+srvmb=$(((total > hmbi ? total : hmbi) + 8))
 for port in 7201 7202; do
-	"$bin/bin/dlm-memserver" --listen 127.0.0.1:$port --size $((total + 8)) \
+	"$bin/bin/dlm-memserver" --listen 127.0.0.1:$port --size "$srvmb" \
 		--log-level warn &
 	pids+=($!)
 done
@@ -108,17 +139,23 @@ for x in "$x1" "$x2"; do
 	sed -n "s/.*write_mbs=\([0-9.]*\) read_mbs=\([0-9.]*\).*/xfer-write-$n,0,,\1,,ok\nxfer-read-$n,0,,\2,,ok/p" \
 		<<<"$x" >>"$csv"
 done
-printf '%s\n%s 127.0.0.1:7201\n%s 127.0.0.1:7202\n' $((total + 8)) \
-	$((total + 8)) $((total + 8)) >"$tmp/memfile"
+printf '%s\n%s 127.0.0.1:7201\n%s 127.0.0.1:7202\n' "$srvmb" \
+	"$srvmb" "$srvmb" >"$tmp/memfile"
 "$bin/bin/dlmd" -f "$tmp/memfile" --log-level warn &
 pids+=($!)
 until [[ $(cat /sys/class/misc/dlm/daemon) != 0 ]]; do sleep 0.1; done
 
 # ---- all-local and /dev/dlm ------------------------------------------------------
-run local 100 "$stream" -m malloc -s "$mb" -i "$iters"
+run stream local 100 "$stream" -m malloc -s "$mb" -i "$iters"
+run himeno local 100 "${hrun[@]}" -m malloc
 for pct in "${pcts[@]}"; do
 	[[ " $systems " == *" dlm "* ]] || break
-	run dlm "$pct" "$stream" -m dlm -s "$mb" -l "$pct" -i "$iters"
+	run stream dlm "$pct" "$stream" -m dlm -s "$mb" -l "$pct" -i "$iters"
+	# libdlm's memfile: the local budget, then room for all data per server.
+	printf '%s\n%s 127.0.0.1:7201\n%s 127.0.0.1:7202\n' "$(mb_of "$pct")" \
+		"$hmbi" "$hmbi" >"$tmp/himeno.mem"
+	run himeno dlm "$pct" "${hrun[@]}" -m dlm -- -f "$tmp/himeno.mem" \
+		--page-kb="$hpage"
 done
 
 # ---- swap under a cgroup memory limit ------------------------------------------------
@@ -133,14 +170,18 @@ swap_runs() {
 	for pct in "${pcts[@]}"; do
 		limit=$(((total * pct / 100 + slack) * 1024 * 1024))
 		echo "$limit" >"$cg/memory.max"
-		run "$sys" "$pct" sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' \
+		run stream "$sys" "$pct" sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' \
 			sh "$cg" "$stream" -m malloc -s "$mb" -l "$pct" -i "$iters"
+		limit=$((($(mb_of "$pct") + slack) * 1024 * 1024))
+		echo "$limit" >"$cg/memory.max"
+		run himeno "$sys" "$pct" sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' \
+			sh "$cg" "${hrun[@]}" -m malloc
 	done
 }
 
 swapoff -a
 if [[ " $systems " == *" dlmb "* ]]; then
-swapdev=$("$bin/bin/dlmctl" blk-add $((2 * total))M)
+swapdev=$("$bin/bin/dlmctl" blk-add $((2 * srvmb))M)
 mkswap "$swapdev" >/dev/null
 swapon "$swapdev"
 swap_runs dlmb
@@ -151,8 +192,8 @@ fi
 
 if [[ " $systems " == *" nbd "* ]]; then
 mkdir -p "$tmp/shm"
-mount -t tmpfs -o size=$((2 * total + 64))m tmpfs "$tmp/shm"
-truncate -s $((2 * total))M "$tmp/shm/nbd.img"
+mount -t tmpfs -o size=$((2 * srvmb + 64))m tmpfs "$tmp/shm"
+truncate -s $((2 * srvmb))M "$tmp/shm/nbd.img"
 cat >"$tmp/nbd.conf" <<EOF
 [generic]
 	user = root
@@ -179,7 +220,7 @@ fi
 if [[ " $systems " == *" zram "* ]]; then
 modprobe zram num_devices=1
 [[ $(cat /sys/block/zram0/disksize) == 0 ]] || echo 1 >/sys/block/zram0/reset
-echo $((2 * total))M >/sys/block/zram0/disksize
+echo $((2 * srvmb))M >/sys/block/zram0/disksize
 mkswap /dev/zram0 >/dev/null
 swapdev=/dev/zram0
 swapon /dev/zram0
@@ -192,5 +233,6 @@ fi
 py=python3
 [[ -x /usr/bin/python3 ]] && py=/usr/bin/python3	# Debian's, with matplotlib
 "$py" "$top/selftests/bench/stream_report.py" "$csv" "$out/stream.png" \
-	"${mb} MB x 3 arrays, ${iters} iterations, 1 MB DLM pages, $(uname -r)" |
+	"stream ${mb} MB x 3, ${iters} iterations, 1 MB DLM pages; himeno $hsize ($hmb MB), $hiters sweeps, $hpage KB DLM pages; $(uname -r)" \
+	"$hcsv" |
 	tee "$out/stream.txt"

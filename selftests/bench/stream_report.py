@@ -1,22 +1,74 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""stream_report.py CSV PNG TITLE - table, ratios and plot of stream.sh.
+"""stream_report.py CSV PNG TITLE [HIMENO_CSV] - tables, ratios and plot of stream.sh.
 
 Prints triad and copy bandwidth per system and local ratio, each as a
 ratio against all-local memory and against swap on nbd, the raw transport
-rate, and issue 3's performance bar at the ratio nearest 10%.  Plots the
-triad time relative to all-local memory against the local-memory ratio
-(log scale), as the papers' figures do.
+rate, and issue 3's performance bar at the ratio nearest 10%; with
+HIMENO_CSV also the Himeno-style benchmark's MFLOPS and run time relative
+to all-local memory, with the same ratios between systems.  Plots the time
+relative to all-local memory against the local-memory ratio (log scale),
+as the papers' figures do: triad on the left, Himeno on the right.
 """
 import csv
 import sys
 
 
+SYSTEMS = ('dlm', 'dlmb', 'nbd', 'zram')
+RATIOS = [('dlm', 'nbd'), ('dlm', 'zram'), ('dlm', 'dlmb'), ('dlmb', 'nbd')]
+
+
+def fmt(v, spec='%.1f'):
+    return spec % v if v is not None else '-'
+
+
+def himeno_table(path):
+    """Print the Himeno table; return (relative time, ratios, systems)."""
+    res = {(r['system'], int(r['local_pct'])): r for r in csv.DictReader(open(path))}
+
+    def mflops(s, p):
+        r = res.get((s, p))
+        return float(r['mflops']) if r and r['status'] == 'ok' and r['mflops'] else None
+
+    local = mflops('local', 100)
+    pcts = sorted({p for s, p in res if s in SYSTEMS}, reverse=True)
+    systems = [s for s in SYSTEMS if any(k[0] == s for k in res)]
+    ratios = [(a, b) for a, b in RATIOS if a in systems and b in systems]
+
+    def rel(s, p):
+        v = mflops(s, p)
+        return local / v if v and local else None
+
+    print('#')
+    print(f'# himeno: all-local {fmt(local)} MFLOPS; MFLOPS (and time relative to all-local)')
+    print('%-7s' % 'local%' + ''.join('%20s' % s for s in systems) +
+          ''.join('%11s' % f'{a}/{b}' for a, b in ratios))
+    for p in pcts:
+        cells = ['%20s' % (f'{fmt(mflops(s, p))} ({fmt(rel(s, p), "%.1fx")})'
+                           if mflops(s, p) else res.get((s, p), {}).get('status', '-'))
+                 for s in systems]
+        rs = ['%11s' % fmt(mflops(a, p) / mflops(b, p)
+                           if mflops(a, p) and mflops(b, p) else None, '%.2f')
+              for a, b in ratios]
+        print('%-7d' % p + ''.join(cells) + ''.join(rs))
+    return rel, pcts, systems
+
+
+def style(ax, ylabel):
+    ax.axhline(1.0, color='grey', lw=0.8)
+    ax.set_xlabel('local memory (% of the data)')
+    ax.set_ylabel(ylabel)
+    ax.set_yscale('log')
+    ax.invert_xaxis()
+    ax.grid(True, which='both', alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         print(__doc__.split('\n')[0], file=sys.stderr)
         return 2
-    path, png, title = sys.argv[1:]
+    path, png, title = sys.argv[1:4]
     rows = list(csv.DictReader(open(path)))
     res = {}
     for r in rows:
@@ -36,9 +88,6 @@ def main():
     systems = [s for s in ('dlm', 'dlmb', 'nbd', 'zram')
                if any(r['system'] == s for r in rows)]
 
-    def fmt(v, spec='%.1f'):
-        return spec % v if v is not None else '-'
-
     print(f'# stream: {title}')
     print(f'# all-local: triad {fmt(local)} MB/s, copy {fmt(local_copy)} MB/s')
     for n in (1, 2):
@@ -47,8 +96,7 @@ def main():
               f'write {fmt(w)} MB/s, read {fmt(r)} MB/s')
     print('#')
     print('# triad MB/s (and time relative to all-local)')
-    ratios = [('dlm', 'nbd'), ('dlm', 'zram'), ('dlm', 'dlmb'), ('dlmb', 'nbd')]
-    ratios = [(a, b) for a, b in ratios if a in systems and b in systems]
+    ratios = [(a, b) for a, b in RATIOS if a in systems and b in systems]
     print('%-7s' % 'local%' + ''.join('%20s' % s for s in systems) +
           ''.join('%11s' % f'{a}/{b}' for a, b in ratios))
     for p in pcts:
@@ -88,6 +136,7 @@ def main():
             print(f'# bar at {p}% local: dlm triad / transport read rate = '
                   f'{d / x:.2f} (want >= 0.50): {"met" if d / x >= 0.5 else "NOT met"}')
 
+    himeno = himeno_table(sys.argv[4]) if len(sys.argv) == 5 else None
     try:
         import matplotlib
         matplotlib.use('Agg')
@@ -95,7 +144,9 @@ def main():
     except ImportError:
         print('# no matplotlib: no plot (make deps installs python3-matplotlib)')
         return 0
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, axes = plt.subplots(1, 2 if himeno else 1,
+                             figsize=(12 if himeno else 7, 4.5), squeeze=False)
+    ax = axes[0][0]
     marks = {'dlm': 'o-', 'dlmb': 'D-.', 'nbd': 's--', 'zram': '^:'}
     names = {'dlm': '/dev/dlm (dlmd, TCP)',
              'dlmb': 'swap on /dev/dlmb0 (same servers)',
@@ -105,14 +156,16 @@ def main():
         xs = [p for p in pcts if val(s, p)]
         if xs and local:
             ax.plot(xs, [local / val(s, p) for p in xs], marks[s], label=names[s])
-    ax.axhline(1.0, color='grey', lw=0.8)
-    ax.set_xlabel('local memory (% of the arrays)')
-    ax.set_ylabel('triad time relative to all-local memory')
-    ax.set_yscale('log')
-    ax.invert_xaxis()
-    ax.grid(True, which='both', alpha=0.3)
-    ax.set_title(title, fontsize=9)
-    ax.legend()
+    style(ax, 'triad time relative to all-local memory')
+    if himeno:
+        hval, hpcts, hsystems = himeno
+        hx = axes[0][1]
+        for s in hsystems:
+            xs = [p for p in hpcts if hval(s, p)]
+            if xs:
+                hx.plot(xs, [hval(s, p) for p in xs], marks[s], label=names[s])
+        style(hx, 'Himeno run time relative to all-local memory')
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     print(f'# plot: {png}')
