@@ -54,7 +54,7 @@ help:
 	@echo 'make lint         checkpatch --strict and sparse on kmod/'
 	@echo 'make dkms-test    dkms build for $(KVER_DEBIAN) in a private tree'
 	@echo 'make demo         boot a VM and run the /dev/dlm demo'
-	@echo 'make bench        STREAM through /dev/dlm vs swap on /dev/dlmb0,'
+	@echo 'make bench        STREAM triad and Himeno through /dev/dlm vs swap on /dev/dlmb0,'
 	@echo '                  nbd and zram, in a VM (BENCH_ARGS="MB ITERS PCT...");'
 	@echo '                  table and PNG in $(RESULTS)/bench'
 	@echo 'make install      install dlmem.ko and the uapi header'
@@ -174,7 +174,7 @@ demo: deps
 BENCH_ARGS	?= 32 3
 bench: deps
 	@$(MAKE) --no-print-directory all
-	vm-images/vm-run --kernel $(VM_KERNEL) --out $(RESULTS)/vm-bench -- \
+	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 10800 --out $(RESULTS)/vm-bench -- \
 		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/stream.sh $(BENCH_ARGS)
 

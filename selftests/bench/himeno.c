@@ -243,7 +243,7 @@ int main(int argc, char **argv)
 	for (n = 0; n < npts; n += 4099)
 		bad += !(g.p[n] >= 0.0f && g.p[n] <= 1.0f);
 
-	printf("mode=%s grid=%zux%zux%zu data_mb=%.1f iterations=%u init_s=%.3f run_s=%.3f mflops=%.1f gosa=%a bad=%u\n",
+	printf("mode=%s grid=%zux%zux%zu data_mb=%.3f iterations=%u init_s=%.3f run_s=%.3f mflops=%.1f gosa=%a bad=%u\n",
 	       mode, g.mi, g.mj, g.mk, bytes / 1048576.0, iters, tinit, trun,
 	       flops / trun / 1e6, gosa, bad);
 	if (!strcmp(mode, "dlm"))

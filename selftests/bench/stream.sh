@@ -22,7 +22,7 @@
 #
 # and, on each of local, dlm, dlmb, nbd and zram at the same ratios, the
 # Himeno-style benchmark (himeno; grid HIMENO_SIZE, default 97x97x193 =
-# 98 MB, about the arrays' size; HIMENO_ITERS sweeps, default 3), through
+# 98 MB, about the arrays' size; HIMENO_ITERS sweeps, default 2), through
 # libdlm with DLM pages of HIMENO_PAGE_KB (default 128: the local budget
 # must hold several DLM pages of each of Himeno's 14 arrays, or every
 # grid point faults) for dlm.  Every himeno run must end with the
@@ -44,7 +44,7 @@ slack=${SLACK_MB:-4}
 per_run_timeout=${RUN_TIMEOUT:-900}
 systems=${SYSTEMS:-dlm dlmb nbd zram}	# which to run besides local and xfer
 hsize=${HIMENO_SIZE:-97x97x193}
-hiters=${HIMENO_ITERS:-3}
+hiters=${HIMENO_ITERS:-2}
 hpage=${HIMENO_PAGE_KB:-128}
 total=$((3 * mb))
 stream=$bin/bench/stream
@@ -116,8 +116,10 @@ hline=$("$himeno" -s "$hsize" -n "$hiters" -q)
 hmb=$(sed -n 's/.*data_mb=\([0-9.]*\).*/\1/p' <<<"$hline")
 hgosa=$(sed -n 's/.*gosa=\([^ ]*\).*/\1/p' <<<"$hline")
 hrun=("$himeno" -s "$hsize" -n "$hiters" -c "$hgosa")
-# mb_of PCT: PCT% of the Himeno data in whole MB (at least 1).
-mb_of() { awk -v m="$hmb" -v p="$1" 'BEGIN { v = int(m * p / 100 + 0.5); print v < 1 ? 1 : v }'; }
+# mb_of PCT: PCT% of the Himeno data, rounded up to whole MB.  (Rounded
+# down, 100% would be a DLM page short of the data, and a cyclic sweep
+# would then fetch every page again.)
+mb_of() { awk -v m="$hmb" -v p="$1" 'BEGIN { v = m * p / 100; print v == int(v) ? v : int(v) + 1 }'; }
 
 # ---- memory servers, dlmd, raw transport rate --------------------------------
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
@@ -144,6 +146,7 @@ printf '%s\n%s 127.0.0.1:7201\n%s 127.0.0.1:7202\n' "$srvmb" \
 "$bin/bin/dlmd" -f "$tmp/memfile" --log-level warn &
 pids+=($!)
 until [[ $(cat /sys/class/misc/dlm/daemon) != 0 ]]; do sleep 0.1; done
+hreserve=$(cat /sys/module/dlmem/parameters/reserve_dpages)
 
 # ---- all-local and /dev/dlm ------------------------------------------------------
 run stream local 100 "$stream" -m malloc -s "$mb" -i "$iters"
@@ -151,8 +154,13 @@ run himeno local 100 "${hrun[@]}" -m malloc
 for pct in "${pcts[@]}"; do
 	[[ " $systems " == *" dlm "* ]] || break
 	run stream dlm "$pct" "$stream" -m dlm -s "$mb" -l "$pct" -i "$iters"
-	# libdlm's memfile: the local budget, then room for all data per server.
-	printf '%s\n%s 127.0.0.1:7201\n%s 127.0.0.1:7202\n' "$(mb_of "$pct")" \
+	# libdlm's memfile: the local budget, then room for all data per
+	# server.  At 100% the budget also holds the free DLM pages a remote
+	# space keeps in reserve (module parameter reserve_dpages), or it
+	# would not hold all the data.
+	hlocal=$(mb_of "$pct")
+	((pct < 100)) || hlocal=$((hlocal + (hreserve * hpage + 1023) / 1024))
+	printf '%s\n%s 127.0.0.1:7201\n%s 127.0.0.1:7202\n' "$hlocal" \
 		"$hmbi" "$hmbi" >"$tmp/himeno.mem"
 	run himeno dlm "$pct" "${hrun[@]}" -m dlm -- -f "$tmp/himeno.mem" \
 		--page-kb="$hpage"

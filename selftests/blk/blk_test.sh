@@ -7,9 +7,11 @@
 # written and read back (dd, fio with crc32c verification at several block
 # sizes, queue depths and both orders), discard, ext4 (mkfs, copy, fsck,
 # compare), swap under a cgroup memory limit with stress-ng verifying its
-# memory, garbage in the ioctls, and dlmd killed under fio: I/O errors
+# memory, garbage in the ioctls, dlmd killed under fio: I/O errors
 # within a bounded time, no hang, and the device stays failed under a new
-# dlmd.  Needs root and dlmem.ko built with CONFIG_DLMEM_BLK.  TAP output.
+# dlmd; and dlmd killed while a program is swapped out to the device: the
+# program gets SIGBUS, swapoff and blk-del still work.  Needs root and
+# dlmem.ko built with CONFIG_DLMEM_BLK.  TAP output.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=selftests/daemon/lib.sh
@@ -67,6 +69,21 @@ start_dlmd() {	# start_dlmd LOG: dlmd on $tmp/memfile; 1 if not registered
 	return 1
 }
 
+# kill_dlmd_then_wait PID: kill dlmd with SIGKILL, then give PID 60 s to end;
+# 0 if it ended (waited: the seconds it took), 1 if it still runs.
+kill_dlmd_then_wait() {
+	local pid=$1 t0 i
+	t0=$(date +%s)
+	kill -KILL "$dlmd"
+	wait "$dlmd" 2>/dev/null
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	waited=$(($(date +%s) - t0))
+	! kill -0 "$pid" 2>/dev/null
+}
+
 # fio_verify NAME ARGS...: write with crc32c checksums, then verify.
 fio_verify() {
 	local name=$1
@@ -77,7 +94,7 @@ fio_verify() {
 		>"$tmp/$name.err" 2>&1
 }
 
-echo "1..22"
+echo "1..25"
 
 out=$("$ctl" blk-add 16M 2>&1)
 rc=$?
@@ -243,19 +260,11 @@ fio --name=death --filename=$dev --direct=1 --ioengine=libaio --rw=randrw \
 	--output="$tmp/death.fio" >"$tmp/death.err" 2>&1 &
 fio=$!
 sleep 3
-t0=$(date +%s)
-kill -KILL "$dlmd"
-wait "$dlmd" 2>/dev/null
-for ((i = 0; i < 600; i++)); do
-	kill -0 "$fio" 2>/dev/null || break
-	sleep 0.1
-done
-t1=$(date +%s)
-if kill -0 "$fio" 2>/dev/null; then
+if ! kill_dlmd_then_wait "$fio"; then
 	notok "dlmd killed under fio: fio still running after 60 s"
 	kill -KILL "$fio"
 else
-	ok "dlmd killed under fio: fio stopped with errors after $((t1 - t0)) s"
+	ok "dlmd killed under fio: fio stopped with errors after $waited s"
 fi
 wait "$fio" 2>/dev/null
 
@@ -275,11 +284,68 @@ if "$ctl" blk-del 0 && [[ ! -e $dev ]]; then
 else
 	notok "the failed device is removed"
 fi
+# dlmd killed while a program's memory is swapped out to /dev/dlmbN.  The
+# cgroup has memory.high, not memory.max: reclaim (the same swap-out path
+# kswapd takes) runs in the program's context, and failed swap writes
+# cannot end in an OOM kill.  The program must die of SIGBUS at its next
+# swap-in, within a bounded time; then swapoff and blk-del must work.
+stream=$build/bench/stream
+if [[ ! -x $stream ]]; then
+	skip "dlmd killed under swap: $stream not built"
+	skip "swapoff after dlmd died under swap"
+	skip "blk-del after dlmd died under swap"
+elif swapdev=$("$ctl" blk-add 64M) && mkswap "$swapdev" >/dev/null &&
+     swapon -p 10 "$swapdev"; then
+	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+		echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+	mkdir -p "$cg" && echo 16M >"$cg/memory.high"
+	pswp0=$(awk '/^pswpout/ {print $2}' /proc/vmstat)
+	sh -c "echo \$\$ >$cg/cgroup.procs; exec $stream -m malloc -s 12 -i 1000000 -q" \
+		>"$tmp/swapdeath.log" 2>&1 &
+	prog=$!
+	for ((i = 0; i < 600; i++)); do	# until 8 MB went to the device
+		(($(awk '/^pswpout/ {print $2}' /proc/vmstat) - pswp0 > 2048)) && break
+		kill -0 "$prog" 2>/dev/null || break
+		sleep 0.1
+	done
+	swapped=$((($(awk '/^pswpout/ {print $2}' /proc/vmstat) - pswp0) / 256))
+	if ! kill_dlmd_then_wait "$prog"; then
+		notok "dlmd killed under swap ($swapped MB out): the program still runs after 60 s"
+		kill -KILL "$prog"
+		wait "$prog" 2>/dev/null
+	else
+		wait "$prog" 2>/dev/null	# no "Bus error" job report
+		rc=$?
+		if ((rc == 128 + 7 && swapped >= 8)); then
+			ok "dlmd killed under swap ($swapped MB out): the program got SIGBUS after $waited s"
+		else
+			notok "dlmd killed under swap ($swapped MB out): program exit $rc, want SIGBUS (135)"
+			diag "$tmp/swapdeath.log"
+		fi
+	fi
+	if timeout 120 swapoff "$swapdev"; then
+		ok "swapoff after dlmd died under swap"
+	else
+		notok "swapoff after dlmd died under swap: exit $?"
+	fi
+	rmdir "$cg" 2>/dev/null
+	if "$ctl" blk-del "$swapdev" && [[ ! -e $swapdev ]]; then
+		ok "blk-del after dlmd died under swap"
+	else
+		notok "blk-del after dlmd died under swap"
+	fi
+else
+	notok "dlmd killed under swap: blk-add 64M, mkswap and swapon"
+	skip "swapoff after dlmd died under swap"
+	skip "blk-del after dlmd died under swap"
+fi
+
 if dmesg | grep -qE "hung_task|blocked for more than"; then
 	notok "no hung task reported"
 else
 	ok "no hung task reported"
 fi
-kill -TERM "$dlmd" "$ms2"
-wait "$dlmd" "$ms2" 2>/dev/null
+kill -TERM "$ms2"
+wait "$ms2" 2>/dev/null
 exit "$fail"
