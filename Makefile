@@ -40,7 +40,7 @@ USER_CFLAGS	:= -O2 -g -Wall $(USER_WERROR) -I$(CURDIR)/uapi
 KSFT_INC	:= $(O)/kselftest
 
 .PHONY: all modules user help deps check check-native check-vm check-vm-new lint \
-	sparse checkpatch dkms-test demo bench install clean
+	sparse checkpatch dkms-test intree-test demo bench install clean
 
 all: modules user
 
@@ -53,6 +53,7 @@ help:
 	@echo 'make check-vm-new the selftests on $(KVER_NEW) too'
 	@echo 'make lint         checkpatch --strict and sparse on kmod/'
 	@echo 'make dkms-test    dkms build for $(KVER_DEBIAN) in a private tree'
+	@echo 'make intree-test  the module merged into linux-source-6.1 and built there'
 	@echo 'make demo         boot a VM and run the /dev/dlm demo'
 	@echo 'make bench        STREAM triad and Himeno through /dev/dlm vs swap on /dev/dlmb0,'
 	@echo '                  nbd and zram, in a VM (BENCH_ARGS="MB ITERS PCT...");'
@@ -119,6 +120,7 @@ check: deps
 	-@$(MAKE) --no-print-directory check-native
 	-@$(MAKE) --no-print-directory lint
 	-@$(MAKE) --no-print-directory dkms-test
+	-@$(MAKE) --no-print-directory intree-test
 	-@$(MAKE) --no-print-directory check-vm
 	-@$(MAKE) --no-print-directory check-vm-new
 	@scripts/tap-summary $(RESULTS) | tee $(RESULTS)/summary.txt; \
@@ -166,6 +168,10 @@ lint:
 dkms-test:
 	@mkdir -p $(RESULTS)
 	scripts/run-tap dkms $(RESULTS) scripts/test-dkms.sh $(KVER_DEBIAN)
+
+intree-test:
+	@mkdir -p $(RESULTS)
+	scripts/run-tap intree $(RESULTS) scripts/test-intree.sh $(KVER_DEBIAN)
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -137,7 +137,7 @@ static blk_status_t dlm_blk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		return BLK_STS_NOTSUPP;
 	}
 	if (!dlm_daemon_present(&gen) || gen != b->sp->generation) {
-		pr_warn_ratelimited("dlmb%d: I/O error: the daemon that held the data is gone; delete the device (dlmctl blk del %d)\n",
+		pr_warn_ratelimited("dlmb%d: I/O error: the daemon that held the data is gone; delete the device (dlmctl blk-del %d)\n",
 				    b->index, b->index);
 		return BLK_STS_IOERR;
 	}

@@ -23,6 +23,8 @@ PKGS=(
 	# the newer kernel we also support and test
 	"linux-image-$KVER_NEW" "linux-headers-$KVER_NEW"
 	linux-source-6.1 sparse dkms shellcheck
+	# building the module in a kernel tree (scripts/test-intree.sh)
+	flex bison bc libelf-dev libssl-dev
 	# VM test loop
 	qemu-system-x86 busybox-static iproute2 procps
 	# daemon: generic netlink; transports (RDMA verbs, MPI) and their tools
