@@ -82,9 +82,11 @@ hcsv=$out/himeno.csv
 echo "system,local_pct,copy_mbs,triad_mbs,triad_s,status" >"$csv"
 echo "system,local_pct,mflops,run_s,status" >"$hcsv"
 
-# run stream|himeno SYSTEM PCT CMD...: one run, recorded in its CSV.
+# run stream|himeno SYSTEM PCT CMD...: one run, recorded in its CSV; its
+# result line in $last (empty if it failed).
 run() {
 	local kind=$1 sys=$2 pct=$3 line rc=0 to=$csv empty=,,,
+	last=
 	shift 3
 	[[ $kind == himeno ]] && to=$hcsv empty=,,
 	say "$kind: $sys at $pct% local ..."
@@ -108,13 +110,20 @@ run() {
 			<<<"$line" >>"$to"
 	fi
 	say "  $line"
+	last=$line
 }
 
-# The all-local Himeno run gives the data size and the residual every other
-# run must reproduce.
-hline=$("$himeno" -s "$hsize" -n "$hiters" -q)
-hmb=$(sed -n 's/.*data_mb=\([0-9.]*\).*/\1/p' <<<"$hline")
-hgosa=$(sed -n 's/.*gosa=\([^ ]*\).*/\1/p' <<<"$hline")
+# ---- all-local ----------------------------------------------------------------
+# The all-local Himeno run also gives the data size and the residual every
+# other run must reproduce.
+run stream local 100 "$stream" -m malloc -s "$mb" -i "$iters"
+run himeno local 100 "$himeno" -s "$hsize" -n "$hiters" -m malloc
+hmb=$(sed -n 's/.*data_mb=\([0-9.]*\).*/\1/p' <<<"$last")
+hgosa=$(sed -n 's/.*gosa=\([^ ]*\).*/\1/p' <<<"$last")
+if [[ -z $hgosa ]]; then
+	say "the all-local himeno run failed: no reference to compare with"
+	exit 1
+fi
 hrun=("$himeno" -s "$hsize" -n "$hiters" -c "$hgosa")
 # mb_of PCT: PCT% of the Himeno data, rounded up to whole MB.  (Rounded
 # down, 100% would be a DLM page short of the data, and a cyclic sweep
@@ -148,9 +157,7 @@ pids+=($!)
 until [[ $(cat /sys/class/misc/dlm/daemon) != 0 ]]; do sleep 0.1; done
 hreserve=$(cat /sys/module/dlmem/parameters/reserve_dpages)
 
-# ---- all-local and /dev/dlm ------------------------------------------------------
-run stream local 100 "$stream" -m malloc -s "$mb" -i "$iters"
-run himeno local 100 "${hrun[@]}" -m malloc
+# ---- /dev/dlm ------------------------------------------------------------------
 for pct in "${pcts[@]}"; do
 	[[ " $systems " == *" dlm "* ]] || break
 	run stream dlm "$pct" "$stream" -m dlm -s "$mb" -l "$pct" -i "$iters"
@@ -172,18 +179,21 @@ grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
 	echo +memory >/sys/fs/cgroup/cgroup.subtree_control
 mkdir -p "$cg"
 
+# "${in_cg[@]}" CMD...: run CMD in the benchmark's cgroup.
+# shellcheck disable=SC2016	# $$ and $@ are for that sh
+in_cg=(sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg")
+
 # swap_runs SYSTEM: stream at every ratio in the cgroup, swapping to $swapdev.
 swap_runs() {
 	local sys=$1 pct limit
 	for pct in "${pcts[@]}"; do
 		limit=$(((total * pct / 100 + slack) * 1024 * 1024))
 		echo "$limit" >"$cg/memory.max"
-		run stream "$sys" "$pct" sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' \
-			sh "$cg" "$stream" -m malloc -s "$mb" -l "$pct" -i "$iters"
+		run stream "$sys" "$pct" "${in_cg[@]}" \
+			"$stream" -m malloc -s "$mb" -l "$pct" -i "$iters"
 		limit=$((($(mb_of "$pct") + slack) * 1024 * 1024))
 		echo "$limit" >"$cg/memory.max"
-		run himeno "$sys" "$pct" sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' \
-			sh "$cg" "${hrun[@]}" -m malloc
+		run himeno "$sys" "$pct" "${in_cg[@]}" "${hrun[@]}" -m malloc
 	done
 }
 

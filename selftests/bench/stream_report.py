@@ -22,6 +22,26 @@ def fmt(v, spec='%.1f'):
     return spec % v if v is not None else '-'
 
 
+def rate_table(val, status, pcts, systems):
+    """Rows of val(system, pct) (higher is faster) per local ratio, each
+    with the time relative to all-local (val('local', 100)), then RATIOS."""
+    local = val('local', 100)
+    ratios = [(a, b) for a, b in RATIOS if a in systems and b in systems]
+    print('%-7s' % 'local%' + ''.join('%20s' % s for s in systems) +
+          ''.join('%11s' % f'{a}/{b}' for a, b in ratios))
+    for p in pcts:
+        cells = []
+        for s in systems:
+            v = val(s, p)
+            rel = local / v if v and local else None
+            cells.append('%20s' % (f'{fmt(v)} ({fmt(rel, "%.1fx")})'
+                                   if v else status(s, p)))
+        rs = ['%11s' % fmt(val(a, p) / val(b, p)
+                           if val(a, p) and val(b, p) else None, '%.2f')
+              for a, b in ratios]
+        print('%-7d' % p + ''.join(cells) + ''.join(rs))
+
+
 def himeno_table(path):
     """Print the Himeno table; return (relative time, ratios, systems)."""
     res = {(r['system'], int(r['local_pct'])): r for r in csv.DictReader(open(path))}
@@ -33,7 +53,6 @@ def himeno_table(path):
     local = mflops('local', 100)
     pcts = sorted({p for s, p in res if s in SYSTEMS}, reverse=True)
     systems = [s for s in SYSTEMS if any(k[0] == s for k in res)]
-    ratios = [(a, b) for a, b in RATIOS if a in systems and b in systems]
 
     def rel(s, p):
         v = mflops(s, p)
@@ -41,16 +60,8 @@ def himeno_table(path):
 
     print('#')
     print(f'# himeno: all-local {fmt(local)} MFLOPS; MFLOPS (and time relative to all-local)')
-    print('%-7s' % 'local%' + ''.join('%20s' % s for s in systems) +
-          ''.join('%11s' % f'{a}/{b}' for a, b in ratios))
-    for p in pcts:
-        cells = ['%20s' % (f'{fmt(mflops(s, p))} ({fmt(rel(s, p), "%.1fx")})'
-                           if mflops(s, p) else res.get((s, p), {}).get('status', '-'))
-                 for s in systems]
-        rs = ['%11s' % fmt(mflops(a, p) / mflops(b, p)
-                           if mflops(a, p) and mflops(b, p) else None, '%.2f')
-              for a, b in ratios]
-        print('%-7d' % p + ''.join(cells) + ''.join(rs))
+    rate_table(mflops, lambda s, p: res.get((s, p), {}).get('status', '-'),
+               pcts, systems)
     return rel, pcts, systems
 
 
@@ -83,10 +94,8 @@ def main():
     local = val('local', 100)
     local_copy = val('local', 100, 'copy_mbs')
     pcts = sorted({int(r['local_pct']) for r in rows
-                   if r['system'] in ('dlm', 'dlmb', 'nbd', 'zram')},
-                  reverse=True)
-    systems = [s for s in ('dlm', 'dlmb', 'nbd', 'zram')
-               if any(r['system'] == s for r in rows)]
+                   if r['system'] in SYSTEMS}, reverse=True)
+    systems = [s for s in SYSTEMS if any(r['system'] == s for r in rows)]
 
     print(f'# stream: {title}')
     print(f'# all-local: triad {fmt(local)} MB/s, copy {fmt(local_copy)} MB/s')
@@ -96,21 +105,8 @@ def main():
               f'write {fmt(w)} MB/s, read {fmt(r)} MB/s')
     print('#')
     print('# triad MB/s (and time relative to all-local)')
-    ratios = [(a, b) for a, b in RATIOS if a in systems and b in systems]
-    print('%-7s' % 'local%' + ''.join('%20s' % s for s in systems) +
-          ''.join('%11s' % f'{a}/{b}' for a, b in ratios))
-    for p in pcts:
-        cells = []
-        for s in systems:
-            v = val(s, p)
-            rel = local / v if v and local else None
-            cells.append('%20s' % (f'{fmt(v)} ({fmt(rel, "%.1fx")})'
-                                   if v else res.get((s, p), {}).get('status', '-')))
-        rs = []
-        for a, b in ratios:
-            va, vb = val(a, p), val(b, p)
-            rs.append('%11s' % fmt(va / vb if va and vb else None, '%.2f'))
-        print('%-7d' % p + ''.join(cells) + ''.join(rs))
+    rate_table(val, lambda s, p: res.get((s, p), {}).get('status', '-'),
+               pcts, systems)
     print('#')
     print('# copy MB/s')
     print('%-7s' % 'local%' + ''.join('%12s' % s for s in systems))

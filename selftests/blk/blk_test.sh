@@ -84,6 +84,13 @@ kill_dlmd_then_wait() {
 	! kill -0 "$pid" 2>/dev/null
 }
 
+# memcg_enable: cgroup v2 mounted, with the memory controller for children.
+memcg_enable() {
+	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+		echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+}
+
 # fio_verify NAME ARGS...: write with crc32c checksums, then verify.
 fio_verify() {
 	local name=$1
@@ -216,9 +223,7 @@ fi
 # Swap: stress-ng's memory checked under a cgroup limit that forces paging.
 swap_before=$(awk '/^SwapTotal/ {print $2}' /proc/meminfo)
 if mkswap $dev >/dev/null 2>&1 && swapon -p 10 $dev; then
-	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
-	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
-		echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+	memcg_enable
 	mkdir -p "$cg" && echo 24M >"$cg/memory.max"
 	pswp0=$(awk '/^pswpout/ {print $2}' /proc/vmstat)
 	sh -c "echo \$\$ >$cg/cgroup.procs; exec timeout 300 stress-ng \
@@ -296,9 +301,7 @@ if [[ ! -x $stream ]]; then
 	skip "blk-del after dlmd died under swap"
 elif swapdev=$("$ctl" blk-add 64M) && mkswap "$swapdev" >/dev/null &&
      swapon -p 10 "$swapdev"; then
-	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
-	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
-		echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+	memcg_enable
 	mkdir -p "$cg" && echo 16M >"$cg/memory.high"
 	pswp0=$(awk '/^pswpout/ {print $2}' /proc/vmstat)
 	sh -c "echo \$\$ >$cg/cgroup.procs; exec $stream -m malloc -s 12 -i 1000000 -q" \
