@@ -15,8 +15,9 @@ DAEMON_NL_CHECK	= @test -n "$(DAEMON_NL_LIBS)" || { echo "libnl-genl-3.0 not" \
 daemon_objs	= $(addprefix $(DAEMON_O)/,$(addsuffix .o,$(1)))
 
 DAEMON_COMMON	:= log wire netaddr
-DLMD_OBJS	:= $(call daemon_objs,dlmd nl dispatch placement memfile \
-		     transport_tcp stats $(DAEMON_COMMON))
+DLMD_SHARED	:= nl dispatch placement memfile transport_tcp stats mpi_opts \
+		   $(DAEMON_COMMON)
+DLMD_OBJS	:= $(call daemon_objs,dlmd $(DLMD_SHARED))
 MEMSERVER_OBJS	:= $(call daemon_objs,memserver $(DAEMON_COMMON))
 
 DAEMON_TESTS	:= $(addprefix $(DAEMON_TO)/,test-memfile test-placement \
@@ -67,4 +68,32 @@ $(DAEMON_TESTS):
 	$(DAEMON_NL_CHECK)
 	$(CC) $(DAEMON_CFLAGS) -o $@ $^ $(DAEMON_NL_LIBS)
 
--include $(wildcard $(DAEMON_O)/*.d $(DAEMON_TO)/*.d)
+# ---- dlmd for MPI: dlmd-openmpi and dlmd-mpich ------------------------------
+# The same dlmd with the mpi transport, one build per MPI found (plain dlmd
+# execs the one matching the mpirun that started it).  Only the mpi_*.c
+# and transport_mpi.c files see mpi.h; they are built with that MPI's mpicc.
+
+DLMD_MPI_SRCS	:= transport_mpi mpi_init mpi_server
+DLMD_MPIS	:= $(foreach m,openmpi mpich,$(if $(shell command -v mpicc.$(m)),$(m)))
+
+define dlmd_mpi_rules
+$(DAEMON_O)/$(1)/dlmd.o: daemon/dlmd.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(DAEMON_CFLAGS) $$(DAEMON_NL_CFLAGS) -DDLM_WITH_MPI -c -o $$@ $$<
+
+$(DAEMON_O)/$(1)/%.o: daemon/%.c
+	@mkdir -p $$(dir $$@)
+	mpicc.$(1) $$(DAEMON_CFLAGS) -c -o $$@ $$<
+
+$(O)/bin/dlmd-$(1): $(DAEMON_O)/$(1)/dlmd.o \
+		$(addprefix $(DAEMON_O)/$(1)/,$(addsuffix .o,$(DLMD_MPI_SRCS))) \
+		$(call daemon_objs,$(DLMD_SHARED))
+	$$(DAEMON_NL_CHECK)
+	@mkdir -p $$(dir $$@)
+	mpicc.$(1) $$(DAEMON_CFLAGS) -o $$@ $$^ $$(DAEMON_NL_LIBS)
+
+USER_TARGETS	+= $(O)/bin/dlmd-$(1)
+endef
+$(foreach m,$(DLMD_MPIS),$(eval $(call dlmd_mpi_rules,$(m))))
+
+-include $(wildcard $(DAEMON_O)/*.d $(DAEMON_TO)/*.d $(DAEMON_O)/*/*.d)

@@ -27,6 +27,7 @@
 #include <linux/dlmem_nl.h>
 
 #include "dispatch.h"
+#include "dlm_mpi.h"
 #include "log.h"
 #include "memfile.h"
 #include "nl.h"
@@ -46,6 +47,9 @@ struct options {
 	unsigned int stats_interval;	/* s; 0: only at exit */
 	unsigned int io_timeout_ms;	/* 0: from the module's timeout */
 	int no_keep;
+	int mpi_proto;			/* enum dlm_mpi_proto */
+	int mpi_level;			/* enum dlm_mpi_level */
+	int mpi_opts;			/* an --mpi-* option was given */
 };
 
 static struct {
@@ -59,7 +63,8 @@ static struct {
 	uint64_t pool_size;
 	int devfd;
 	int stop_pipe[2];
-	pthread_t main_thread, nl_thread;
+	pthread_t sig_thread, nl_thread;	/* sig: waits for signals */
+	struct dlm_mpi_info mpi;		/* .size 0: tcp transport */
 	atomic_int registered;		/* completions go to the kernel */
 	atomic_int nl_failed;
 	atomic_uint_fast64_t send_fail_logged;
@@ -127,6 +132,23 @@ static void usage(FILE *f)
 "Stats: counters by op, bytes, errors and p50/p99 latencies; the JSON\n"
 "fields are described in daemon/README.md.\n"
 "\n"
+"MPI (as DLM-MPI): started by mpirun, dlmd runs as an MPI program:\n"
+"  mpirun -np N dlmd -f MEMFILE [OPTIONS]\n"
+"rank 0 serves the kernel and ranks 1..N-1 are the memory servers of the\n"
+"memfile's server lines, in order (lines without HOST:PORT; no\n"
+"dlm-memserver is needed).  dlmd finds out it runs under Open MPI or MPICH\n"
+"and runs dlmd-openmpi or dlmd-mpich from its own directory.  Open MPI\n"
+"needs --allow-run-as-root to start it as root.\n"
+"      --mpi-protocol P      auto (default), as1, as2 or cs; auto picks by the\n"
+"                            thread level MPI provides: serialized or\n"
+"                            multiple -> as1, funneled -> as2, single -> cs\n"
+"      --mpi-thread-level L  the level to ask MPI_Init_thread for: single,\n"
+"                            funneled, serialized or multiple (default: what\n"
+"                            the protocol needs; multiple for auto)\n"
+"A rank that dies or a server that does not answer within --io-timeout\n"
+"ends the MPI job (MPI cannot lose a rank): the kernel then fails the\n"
+"outstanding requests, the programs get SIGBUS.\n"
+"\n"
 "Exit status: 0 after SIGTERM/SIGINT, 1 on an error (bad memfile, module\n"
 "not loaded, registration refused, netlink failure, or the kernel dropping\n"
 "dlmd after a request outlived its request_timeout_ms), 2 on a usage error.\n"
@@ -183,7 +205,7 @@ static unsigned int kernel_timeout_ms(void)
 static int parse_options(int argc, char **argv)
 {
 	enum { O_LOG = 256, O_STATS_FILE, O_STATS_INT, O_IO_TIMEOUT,
-	       O_NO_KEEP };
+	       O_NO_KEEP, O_MPI_PROTO, O_MPI_LEVEL };
 	static const struct option opts[] = {
 		{ "memfile", required_argument, NULL, 'f' },
 		{ "log-level", required_argument, NULL, O_LOG },
@@ -191,6 +213,8 @@ static int parse_options(int argc, char **argv)
 		{ "stats-interval", required_argument, NULL, O_STATS_INT },
 		{ "io-timeout", required_argument, NULL, O_IO_TIMEOUT },
 		{ "no-keep", no_argument, NULL, O_NO_KEEP },
+		{ "mpi-protocol", required_argument, NULL, O_MPI_PROTO },
+		{ "mpi-thread-level", required_argument, NULL, O_MPI_LEVEL },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -198,6 +222,8 @@ static int parse_options(int argc, char **argv)
 	int c, lvl;
 
 	g.opt.stats_interval = 10;
+	g.opt.mpi_proto = DLM_MPI_AUTO;
+	g.opt.mpi_level = DLM_MPI_LEVEL_DEFAULT;
 	while ((c = getopt_long(argc, argv, "f:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
@@ -231,6 +257,24 @@ static int parse_options(int argc, char **argv)
 			break;
 		case O_NO_KEEP:
 			g.opt.no_keep = 1;
+			break;
+		case O_MPI_PROTO:
+			g.opt.mpi_proto = dlm_mpi_parse_proto(optarg);
+			if (g.opt.mpi_proto < 0) {
+				fprintf(stderr, "dlmd: --mpi-protocol '%s': use auto, as1, as2 or cs\n",
+					optarg);
+				return 2;
+			}
+			g.opt.mpi_opts = 1;
+			break;
+		case O_MPI_LEVEL:
+			g.opt.mpi_level = dlm_mpi_parse_level(optarg);
+			if (g.opt.mpi_level < 0) {
+				fprintf(stderr, "dlmd: --mpi-thread-level '%s': use single, funneled, serialized or multiple\n",
+					optarg);
+				return 2;
+			}
+			g.opt.mpi_opts = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -281,12 +325,12 @@ static void *nl_main(void *arg)
 		/* Dropped by the kernel (logged): nothing to unregister. */
 		atomic_store(&g.registered, 0);
 		atomic_store(&g.nl_failed, 1);
-		pthread_kill(g.main_thread, SIGUSR2);
+		pthread_kill(g.sig_thread, SIGUSR2);
 	} else if (r) {
 		log_error("netlink channel failed: exiting", "err=\"%s\"",
 			  strerror(-r));
 		atomic_store(&g.nl_failed, 1);
-		pthread_kill(g.main_thread, SIGUSR2);
+		pthread_kill(g.sig_thread, SIGUSR2);
 	}
 	return NULL;
 }
@@ -349,6 +393,10 @@ static int connect_servers(void)
 		return -1;
 	}
 	for (i = 0; i < g.mf.nservers; i++) {
+		if (g.mpi.size)		/* servers are ranks: name them so */
+			snprintf(g.mf.servers[i].addr_str,
+				 sizeof(g.mf.servers[i].addr_str), "rank%u",
+				 i + 1);
 		names[i] = g.mf.servers[i].addr_str;
 		cap[i] = g.mf.servers[i].mb << 20;
 	}
@@ -366,6 +414,7 @@ static int connect_servers(void)
 			.dead = dispatch_server_dead,
 			.ctx = g.d,
 			.index = i,
+			.want_size = g.mf.servers[i].mb << 20,
 		};
 		struct tconn *c;
 		uint64_t size = 0;
@@ -437,110 +486,71 @@ static void shutdown_all(void)
 	memfile_free(&g.mf);
 }
 
-int main(int argc, char **argv)
+#ifndef DLM_WITH_MPI
+/*
+ * Started by mpirun?  Then the MPI build for that MPI, from dlmd's own
+ * directory, takes over (this binary links no MPI).  Returns only on an
+ * error, with the exit status.
+ */
+static int exec_mpi_build(char **argv)
 {
-	struct dlm_nl_reg reg;
-	struct timespec to;
-	char err[1024];
-	uint64_t want, next_stats;
-	sigset_t set;
-	siginfo_t si;
-	unsigned int kt;
-	int r, sig, code = 0;
+	const char *impl = getenv("OMPI_COMM_WORLD_SIZE") ? "openmpi" :
+			   getenv("PMI_SIZE") ? "mpich" : NULL;
+	char self[4096], path[4200], *slash;
+	ssize_t n;
 
-	log_init("dlmd", DLOG_INFO);
-	r = parse_options(argc, argv);
-	if (r)
-		return r;
-	stats_init(&g.st);
-	g.tops = &transport_tcp;
-	g.main_thread = pthread_self();
-
-	if (memfile_load(g.opt.memfile, MEMFILE_NEED_ADDR, &g.mf, err,
-			 sizeof(err))) {
-		fprintf(stderr, "dlmd: memfile %s\n", err);
+	if (!impl) {
+		if (g.opt.mpi_opts) {
+			fprintf(stderr, "dlmd: --mpi-* options need an MPI launch: mpirun -np N dlmd -f MEMFILE (see dlmd --help)\n");
+			return 2;
+		}
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "dlmd: cannot find my own path: %s\n",
+			strerror(errno));
 		return 1;
 	}
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(path, sizeof(path), "%s/dlmd-%s", self, impl);
+	execv(path, argv);
+	fprintf(stderr, "dlmd: started by mpirun (%s), but %s cannot run: %s (build it with 'make', which needs the %s development package)\n",
+		impl, path, strerror(errno),
+		!strcmp(impl, "mpich") ? "libmpich-dev" : "libopenmpi-dev");
+	return 1;
+}
+#endif
 
-	/* Signals go to sigtimedwait() in this thread only. */
+/* Rank 0's memfile must name one server per other rank. */
+static int check_ranks(void)
+{
+	if (!g.mpi.size || g.mf.nservers == (unsigned int)g.mpi.size - 1)
+		return 0;
+	fprintf(stderr, "dlmd: memfile %s lists %u memory server%s but mpirun started %d rank%s (rank 0 is dlmd itself): run mpirun -np %u, or give the memfile %d server line%s\n",
+		g.opt.memfile, g.mf.nservers, g.mf.nservers == 1 ? "" : "s",
+		g.mpi.size, g.mpi.size == 1 ? "" : "s", g.mf.nservers + 1,
+		g.mpi.size - 1, g.mpi.size == 2 ? "" : "s");
+	return -1;
+}
+
+/* Waits for signals until one says exit; returns the exit status. */
+static int signal_loop(void)
+{
+	uint64_t next_stats;
+	struct timespec to;
+	sigset_t set;
+	siginfo_t si;
+	int sig;
+
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGUSR2);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-
-	r = dlm_nl_open(&g.nl, &g.st, err, sizeof(err));
-	if (r) {
-		fprintf(stderr, "dlmd: %s\n", err);
-		memfile_free(&g.mf);
-		return 1;
-	}
-	kt = kernel_timeout_ms();
-	if (!g.opt.io_timeout_ms) {
-		g.opt.io_timeout_ms = kt ? kt / 2 : IO_TIMEOUT_DEFAULT_MS;
-		if (g.opt.io_timeout_ms < 100)
-			g.opt.io_timeout_ms = 100;
-	} else if (kt && g.opt.io_timeout_ms >= kt) {
-		log_warn("--io-timeout is not below the module's request_timeout_ms: a stuck memory server will make the kernel drop dlmd as a whole",
-			 "io_timeout_ms=%u request_timeout_ms=%u",
-			 g.opt.io_timeout_ms, kt);
-	}
-	log_info("starting", "version=%s memfile=%s local_mb=%" PRIu64 " servers=%u io_timeout_ms=%u pid=%d",
-		 DLMD_VERSION, g.opt.memfile, g.mf.local_mb, g.mf.nservers,
-		 g.opt.io_timeout_ms, (int)getpid());
-	/*
-	 * Swap may go to /dev/dlmbN, which only dlmd can serve: if dlmd's own
-	 * memory were swapped out, reclaim would wait on itself.
-	 */
-	if (mlockall(MCL_CURRENT | MCL_FUTURE))
-		log_warn("cannot lock dlmd's memory: swap on /dev/dlmbN may stall under memory pressure (run as root or grant CAP_IPC_LOCK)",
-			 "errno=%d", errno);
-	if (connect_servers())
-		goto fail;
-
-	want = g.mf.local_mb << 20;
-	r = dlm_nl_register(g.nl, want, &reg, err, sizeof(err));
-	if (r) {
-		fprintf(stderr, "dlmd: %s\n", err);
-		goto fail;
-	}
-	atomic_store(&g.registered, 1);
-	if (!reg.pool_size) {
-		fprintf(stderr, "dlmd: the kernel granted no frame pool (asked for %" PRIu64 " bytes): check the module's limits (dmesg)\n",
-			want);
-		goto fail;
-	}
-	if (reg.pool_size != want)
-		/* A pool still used by spaces of a previous dlmd is kept. */
-		log_warn("the kernel granted another frame pool size than the memfile asks (a pool still in use keeps its size)",
-			 "wanted=%" PRIu64 " granted=%" PRIu64, want, reg.pool_size);
-	if (!reg.cpu_page_size)
-		reg.cpu_page_size = (uint32_t)sysconf(_SC_PAGESIZE);
-	if (map_pool(&reg))
-		goto fail;
-	dispatch_set_pool(g.d, g.pool, g.pool_size, reg.cpu_page_size);
-	if (dispatch_start(g.d)) {
-		fprintf(stderr, "dlmd: out of memory\n");
-		goto fail;
-	}
-	log_info("registered", "pool_bytes=%" PRIu64 " cpu_page_size=%u genl_version=%u alive_servers=%u",
-		 g.pool_size, reg.cpu_page_size, reg.version,
-		 dispatch_alive_servers(g.d));
-
-	if (pipe2(g.stop_pipe, O_CLOEXEC)) {
-		fprintf(stderr, "dlmd: pipe: %s\n", strerror(errno));
-		goto fail;
-	}
-	r = pthread_create(&g.nl_thread, NULL, nl_main, g.d);
-	if (r) {
-		fprintf(stderr, "dlmd: cannot start the netlink thread: %s\n",
-			strerror(r));
-		g.nl_thread = 0;
-		goto fail;
-	}
-
 	write_stats();
 	next_stats = now_ns() + (uint64_t)g.opt.stats_interval * 1000000000ULL;
 	for (;;) {
@@ -566,17 +576,202 @@ int main(int argc, char **argv)
 		if (sig == SIGUSR2) {
 			if (!atomic_load(&g.nl_failed))
 				continue;
-			code = 1;
-			break;
+			return 1;
 		}
 		log_info("signal received, exiting", "signal=%s",
 			 sig == SIGINT ? "SIGINT" : "SIGTERM");
-		break;
+		return 0;
 	}
+}
+
+#ifdef DLM_WITH_MPI
+static int sig_code;
+
+static void *sig_main(void *arg)
+{
+	(void)arg;
+	sig_code = signal_loop();
+	dlm_mpi_progress_stop();
+	return NULL;
+}
+
+/* MPI: the main thread makes progress, another waits for signals. */
+static int serve(void)
+{
+	int r = pthread_create(&g.sig_thread, NULL, sig_main, NULL);
+
+	if (r) {
+		fprintf(stderr, "dlmd: cannot start the signal thread: %s\n",
+			strerror(r));
+		return 1;
+	}
+	dlm_mpi_progress();
+	pthread_join(g.sig_thread, NULL);
+	return sig_code;
+}
+
+static int finish(int code)
+{
+	shutdown_all();
+	dlm_mpi_finish();
+	return code;
+}
+
+static int start_mpi(int *argc, char ***argv)
+{
+	static char prog[32];
+	char err[1024];
+
+	if (dlm_mpi_init(argc, argv, g.opt.mpi_proto, g.opt.mpi_level,
+			 &g.mpi, err, sizeof(err))) {
+		fprintf(stderr, "dlmd: %s\n", err);
+		return 1;
+	}
+	if (g.mpi.rank) {
+		sigset_t set;
+
+		/* A memory server rank dies of mpirun's SIGTERM as usual. */
+		sigemptyset(&set);
+		sigaddset(&set, SIGTERM);
+		sigaddset(&set, SIGINT);
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+		snprintf(prog, sizeof(prog), "dlmd-rank%d", g.mpi.rank);
+		log_set_prog(prog);
+		exit(dlm_mpi_server_main(&g.mpi));
+	}
+	log_info("MPI job", "library=\"%s\" ranks=%d thread_level_requested=%s thread_level_provided=%s protocol=%s",
+		 g.mpi.library, g.mpi.size,
+		 dlm_mpi_level_name(g.mpi.requested),
+		 dlm_mpi_level_name(g.mpi.provided),
+		 dlm_mpi_proto_name(g.mpi.proto));
+	g.tops = &transport_mpi;
+	return 0;
+}
+#else
+static int serve(void)
+{
+	return signal_loop();
+}
+
+static int finish(int code)
+{
 	shutdown_all();
 	return code;
+}
+#endif
 
-fail:
-	shutdown_all();
-	return 1;
+int main(int argc, char **argv)
+{
+	struct dlm_nl_reg reg;
+	char err[1024];
+	uint64_t want;
+	sigset_t set;
+	unsigned int kt;
+	int r;
+
+	log_init("dlmd", DLOG_INFO);
+	r = parse_options(argc, argv);
+	if (r)
+		return r;
+	/*
+	 * Signals go to sigtimedwait() in one thread only: blocked before
+	 * any thread exists, MPI's own included.
+	 */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	stats_init(&g.st);
+	g.tops = &transport_tcp;
+#ifdef DLM_WITH_MPI
+	r = start_mpi(&argc, &argv);
+#else
+	r = exec_mpi_build(argv);
+#endif
+	if (r)
+		return r;
+	g.sig_thread = pthread_self();
+
+	if (memfile_load(g.opt.memfile, g.mpi.size ? 0 : MEMFILE_NEED_ADDR,
+			 &g.mf, err, sizeof(err))) {
+		fprintf(stderr, "dlmd: memfile %s\n", err);
+		return finish(1);
+	}
+	if (check_ranks())
+		return finish(1);
+	signal(SIGPIPE, SIG_IGN);
+
+	r = dlm_nl_open(&g.nl, &g.st, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "dlmd: %s\n", err);
+		return finish(1);
+	}
+	kt = kernel_timeout_ms();
+	if (!g.opt.io_timeout_ms) {
+		g.opt.io_timeout_ms = kt ? kt / 2 : IO_TIMEOUT_DEFAULT_MS;
+		if (g.opt.io_timeout_ms < 100)
+			g.opt.io_timeout_ms = 100;
+	} else if (kt && g.opt.io_timeout_ms >= kt) {
+		log_warn("--io-timeout is not below the module's request_timeout_ms: a stuck memory server will make the kernel drop dlmd as a whole",
+			 "io_timeout_ms=%u request_timeout_ms=%u",
+			 g.opt.io_timeout_ms, kt);
+	}
+	log_info("starting", "version=%s memfile=%s local_mb=%" PRIu64 " servers=%u transport=%s io_timeout_ms=%u pid=%d",
+		 DLMD_VERSION, g.opt.memfile, g.mf.local_mb, g.mf.nservers,
+		 g.tops->name, g.opt.io_timeout_ms, (int)getpid());
+	/*
+	 * Swap may go to /dev/dlmbN, which only dlmd can serve: if dlmd's own
+	 * memory were swapped out, reclaim would wait on itself.  Under MPI
+	 * only what is touched is locked: the MPI library maps large
+	 * shared-memory segments that would take long to populate.
+	 */
+	if (mlockall(MCL_CURRENT | MCL_FUTURE | (g.mpi.size ? MCL_ONFAULT : 0)))
+		log_warn("cannot lock dlmd's memory: swap on /dev/dlmbN may stall under memory pressure (run as root or grant CAP_IPC_LOCK)",
+			 "errno=%d", errno);
+	if (connect_servers())
+		return finish(1);
+
+	want = g.mf.local_mb << 20;
+	r = dlm_nl_register(g.nl, want, &reg, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "dlmd: %s\n", err);
+		return finish(1);
+	}
+	atomic_store(&g.registered, 1);
+	if (!reg.pool_size) {
+		fprintf(stderr, "dlmd: the kernel granted no frame pool (asked for %" PRIu64 " bytes): check the module's limits (dmesg)\n",
+			want);
+		return finish(1);
+	}
+	if (reg.pool_size != want)
+		/* A pool still used by spaces of a previous dlmd is kept. */
+		log_warn("the kernel granted another frame pool size than the memfile asks (a pool still in use keeps its size)",
+			 "wanted=%" PRIu64 " granted=%" PRIu64, want, reg.pool_size);
+	if (!reg.cpu_page_size)
+		reg.cpu_page_size = (uint32_t)sysconf(_SC_PAGESIZE);
+	if (map_pool(&reg))
+		return finish(1);
+	dispatch_set_pool(g.d, g.pool, g.pool_size, reg.cpu_page_size);
+	if (dispatch_start(g.d)) {
+		fprintf(stderr, "dlmd: out of memory\n");
+		return finish(1);
+	}
+	log_info("registered", "pool_bytes=%" PRIu64 " cpu_page_size=%u genl_version=%u alive_servers=%u",
+		 g.pool_size, reg.cpu_page_size, reg.version,
+		 dispatch_alive_servers(g.d));
+
+	if (pipe2(g.stop_pipe, O_CLOEXEC)) {
+		fprintf(stderr, "dlmd: pipe: %s\n", strerror(errno));
+		return finish(1);
+	}
+	r = pthread_create(&g.nl_thread, NULL, nl_main, g.d);
+	if (r) {
+		fprintf(stderr, "dlmd: cannot start the netlink thread: %s\n",
+			strerror(r));
+		g.nl_thread = 0;
+		return finish(1);
+	}
+	return finish(serve());
 }

@@ -35,6 +35,11 @@ void log_set_level(enum dlog_level level)
 	log_level = level;
 }
 
+void log_set_prog(const char *prog)
+{
+	log_prog = prog;
+}
+
 void log_set_fd(int fd)
 {
 	log_fd = fd;

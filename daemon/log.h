@@ -26,6 +26,8 @@ enum dlog_level {
 /* PROG names the program in every line; LEVEL is the least level shown. */
 void log_init(const char *prog, enum dlog_level level);
 void log_set_level(enum dlog_level level);
+/* PROG must stay valid: it is not copied. */
+void log_set_prog(const char *prog);
 /* Log to FD instead of stderr (tests). */
 void log_set_fd(int fd);
 int log_enabled(enum dlog_level level);

@@ -12,8 +12,8 @@
  * A connection that fails (I/O error, protocol error, no reply within the
  * I/O timeout) is dead for good: dead() is called once, before the
  * done(-EIO) of the transfers it took down, and later submissions complete
- * with -EIO at once.  The tcp transport (transport_tcp.c) is the first; mpi
- * and verbs transports fit the same interface.
+ * with -EIO at once.  Transports: tcp (transport_tcp.c) and mpi
+ * (transport_mpi.c, in the MPI builds of dlmd; see dlm_mpi.h).
  */
 #ifndef DLM_TRANSPORT_H
 #define DLM_TRANSPORT_H
@@ -54,6 +54,9 @@ struct transport_opts {
 	tconn_dead_fn dead;
 	void *ctx;			/* for dead() */
 	unsigned int index;		/* for dead(): which server */
+	uint64_t want_size;		/* bytes the memfile gives it; the
+					 * mpi transport's servers reserve
+					 * that much at open */
 };
 
 struct transport_ops {

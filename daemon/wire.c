@@ -35,6 +35,8 @@ const char *wire_op_str(uint16_t op)
 		return "write";
 	case WIRE_OP_PING:
 		return "ping";
+	case WIRE_OP_BYE:
+		return "bye";
 	}
 	return "unknown";
 }

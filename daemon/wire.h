@@ -21,6 +21,9 @@
  *   READ   len N, offset  -> reply len N followed by N bytes (on WIRE_OK)
  *   WRITE  len N, offset, followed by N bytes -> reply len 0
  *
+ * The mpi transport (mpi_priv.h) carries the same headers in MPI messages
+ * and adds BYE (no reply: the memory server rank leaves its loop).
+ *
  * A server answers the requests of one connection in order.  A READ or
  * WRITE outside the memory (offset + len beyond the size, or overflowing)
  * is answered WIRE_E_RANGE, one with len > WIRE_MAX_IO WIRE_E_TOOBIG; the
@@ -50,6 +53,7 @@ enum wire_op {
 	WIRE_OP_READ = 2,
 	WIRE_OP_WRITE = 3,
 	WIRE_OP_PING = 4,
+	WIRE_OP_BYE = 5,	/* mpi transport only: the server rank exits */
 };
 #define WIRE_OP_REPLY		0x8000u
 

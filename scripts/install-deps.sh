@@ -30,7 +30,7 @@ PKGS=(
 	# daemon: generic netlink; transports (RDMA verbs, MPI) and their tools
 	libnl-3-dev libnl-genl-3-dev
 	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev perftest
-	openmpi-bin libopenmpi-dev mpich
+	openmpi-bin libopenmpi-dev mpich libmpich-dev
 	# test and comparison tools
 	nbd-server nbd-client fio stress-ng
 	python3-matplotlib

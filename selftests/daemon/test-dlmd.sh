@@ -11,7 +11,7 @@ set -uo pipefail
 need "$bin/dlmd"
 dlmd=$bin/dlmd
 echo "TAP version 13"
-echo "1..10"
+echo "1..15"
 
 # expect DESC STATUS PATTERN ARGS...: dlmd ARGS exits STATUS and its
 # stderr (or stdout for status 0) matches the glob PATTERN.
@@ -47,6 +47,15 @@ printf '# compute node\n1024\n4096 127.0.0.1:9\n2048 127.0.0.1\n' >"$tmp/bad.mf"
 expect "memfile with a bad line: exit 1 naming file and line" 1 \
 	"dlmd: memfile $tmp/bad.mf:4: address '127.0.0.1': missing :PORT*" \
 	-f "$tmp/bad.mf"
+expect "bad --mpi-protocol: usage error" 2 \
+	"dlmd: --mpi-protocol 'fast': use auto, as1, as2 or cs*" \
+	--mpi-protocol fast -f x
+expect "bad --mpi-thread-level: usage error" 2 \
+	"dlmd: --mpi-thread-level 'many': use single, funneled*" \
+	--mpi-thread-level many -f x
+expect "--mpi-* without mpirun: usage error naming mpirun" 2 \
+	"dlmd: --mpi-* options need an MPI launch: mpirun -np N dlmd*" \
+	--mpi-protocol as2 -f x
 expect "missing memfile: exit 1 naming it" 1 \
 	"dlmd: memfile $tmp/none.mf: No such file or directory*" -f "$tmp/none.mf"
 
@@ -66,4 +75,31 @@ else
 		notok "fails fast without the module (${ms} ms)"
 	fi
 fi
+
+# Under mpirun, with no module: rank 0 fails as above, tells the server
+# ranks BYE, and the whole job ends (no rank left waiting).
+printf '64\n16\n' >"$tmp/mpi.mf"
+for m in openmpi mpich; do
+	if [[ -d /sys/module/dlmem ]]; then
+		skip "$m job without the module: dlmem is loaded here"
+		continue
+	fi
+	if [[ ! -x $bin/dlmd-$m ]] || ! command -v "mpirun.$m" >/dev/null; then
+		skip "$m job without the module: no dlmd-$m or mpirun.$m"
+		continue
+	fi
+	launch=("mpirun.$m")
+	[[ $m == openmpi ]] && launch+=(--allow-run-as-root --oversubscribe)
+	timeout 120 "${launch[@]}" -np 2 "$dlmd" -f "$tmp/mpi.mf" \
+		>"$tmp/mpi.out" 2>&1
+	rc=$?
+	if ((rc != 0 && rc != 124)) &&
+	   grep -q "dlmd: generic netlink family dlm not found: load the module" "$tmp/mpi.out" &&
+	   grep -q 'prog=dlmd-rank1 msg="memory server rank exits"' "$tmp/mpi.out"; then
+		ok "$m: mpirun -np 2 dlmd without the module: fix named, server rank told to exit, job ends ($rc)"
+	else
+		notok "$m: mpirun -np 2 dlmd without the module (exit $rc)"
+		diag "$tmp/mpi.out"
+	fi
+done
 exit "$fail"

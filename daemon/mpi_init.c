@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpi_init.c - MPI_Init_thread, the protocol the thread level allows, and
+ * waiting for MPI requests without burning a core.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "mpi_priv.h"
+
+struct dlm_mpi_info mpi_info;
+
+static int to_mpi_level(enum dlm_mpi_level l)
+{
+	switch (l) {
+	case DLM_MPI_SINGLE:
+		return MPI_THREAD_SINGLE;
+	case DLM_MPI_FUNNELED:
+		return MPI_THREAD_FUNNELED;
+	case DLM_MPI_SERIALIZED:
+		return MPI_THREAD_SERIALIZED;
+	default:
+		return MPI_THREAD_MULTIPLE;
+	}
+}
+
+static enum dlm_mpi_level from_mpi_level(int l)
+{
+	if (l == MPI_THREAD_SINGLE)
+		return DLM_MPI_SINGLE;
+	if (l == MPI_THREAD_FUNNELED)
+		return DLM_MPI_FUNNELED;
+	if (l == MPI_THREAD_SERIALIZED)
+		return DLM_MPI_SERIALIZED;
+	return DLM_MPI_MULTIPLE;
+}
+
+/* The thread level a protocol needs. */
+static enum dlm_mpi_level needs(enum dlm_mpi_proto p)
+{
+	return p == DLM_MPI_AS1 ? DLM_MPI_SERIALIZED :
+	       p == DLM_MPI_AS2 ? DLM_MPI_FUNNELED : DLM_MPI_SINGLE;
+}
+
+int dlm_mpi_init(int *argc, char ***argv, enum dlm_mpi_proto proto,
+		 enum dlm_mpi_level level, struct dlm_mpi_info *info,
+		 char *err, size_t errlen)
+{
+	char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+	int provided, len = 0;
+
+	memset(info, 0, sizeof(*info));
+	if (level == DLM_MPI_LEVEL_DEFAULT)
+		level = proto == DLM_MPI_AUTO ? DLM_MPI_MULTIPLE : needs(proto);
+	info->requested = level;
+	if (MPI_Init_thread(argc, argv, to_mpi_level(level), &provided) !=
+	    MPI_SUCCESS) {
+		snprintf(err, errlen, "MPI_Init_thread failed: start dlmd with mpirun (see dlmd --help)");
+		return -1;
+	}
+	/* Errors come back as codes: dlmd decides what is fatal. */
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(MPI_COMM_WORLD, &info->rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &info->size);
+	MPI_Get_library_version(lib, &len);
+	lib[len < (int)sizeof(lib) ? len : (int)sizeof(lib) - 1] = '\0';
+	lib[strcspn(lib, "\n,")] = '\0';
+	len = (int)strlen(lib);
+	if (len >= (int)sizeof(info->library))
+		len = (int)sizeof(info->library) - 1;
+	memcpy(info->library, lib, (size_t)len);
+	info->library[len] = '\0';
+	info->provided = from_mpi_level(provided);
+
+	if (proto == DLM_MPI_AUTO)
+		proto = info->provided >= DLM_MPI_SERIALIZED ? DLM_MPI_AS1 :
+			info->provided == DLM_MPI_FUNNELED ? DLM_MPI_AS2 :
+			DLM_MPI_CS;
+	if (info->provided < needs(proto)) {
+		snprintf(err, errlen, "--mpi-protocol %s needs MPI_THREAD_%s but %s provides only MPI_THREAD_%s: use --mpi-protocol auto",
+			 dlm_mpi_proto_name(proto), needs(proto) ==
+			 DLM_MPI_SERIALIZED ? "SERIALIZED" : "FUNNELED",
+			 info->library,
+			 info->provided == DLM_MPI_SINGLE ? "SINGLE" : "FUNNELED");
+		MPI_Finalize();
+		return -1;
+	}
+	info->proto = proto;
+	mpi_info = *info;
+	return 0;
+}
+
+void mpi_backoff(unsigned int *round, unsigned int max_sleep_us)
+{
+	struct timespec ts = { 0, 0 };
+	unsigned int us;
+
+	/* Spin a little (a reply is often microseconds away), then sleep. */
+	if (++*round < 64)
+		return;
+	us = (*round - 63) * 5;
+	if (us > max_sleep_us)
+		us = max_sleep_us;
+	ts.tv_nsec = (long)us * 1000;
+	nanosleep(&ts, NULL);
+}
+
+int mpi_wait_polite(MPI_Request *req, MPI_Status *st, unsigned int max_sleep_us)
+{
+	unsigned int round = 0;
+	int done = 0, r;
+
+	for (;;) {
+		r = MPI_Test(req, &done, st);
+		if (r != MPI_SUCCESS || done)
+			return r;
+		mpi_backoff(&round, max_sleep_us);
+	}
+}

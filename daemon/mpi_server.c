@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpi_server.c - ranks 1..N-1 of an MPI-launched dlmd: memory servers.
+ *
+ * The loop waits for a header from rank 0 (politely: an idle memory
+ * server sleeps instead of spinning in MPI), serves it and waits for the
+ * next.  Data moves between the MPI library and the server's memory with
+ * no staging copy.  The memory is anonymous and reserved lazily, like
+ * dlm-memserver's: a page costs RAM once written.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "mpi_priv.h"
+#include "wire.h"
+
+#define IDLE_SLEEP_MAX_US	1000
+
+struct server {
+	uint8_t *mem;
+	uint64_t size;
+	uint64_t reads, writes, refused, bytes_in, bytes_out;
+};
+
+static int send_tag(const void *buf, int len, int tag)
+{
+	return MPI_Send(buf, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
+}
+
+static int hello(struct server *s, const struct wire_hdr *h, int tag)
+{
+	uint8_t payload[WIRE_HELLO_SIZE];
+	struct wire_hello w = { .max_io = WIRE_MAX_IO };
+
+	if (!s->mem && h->offset) {
+		s->mem = mmap(NULL, h->offset, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			      -1, 0);
+		if (s->mem == MAP_FAILED) {
+			log_error("cannot reserve the memory rank 0 asks for: lower this server's line in the memfile",
+				  "bytes=%" PRIu64 " err=\"%s\"", h->offset,
+				  strerror(errno));
+			s->mem = NULL;
+		} else {
+			s->size = h->offset;
+			log_info("serving", "bytes=%" PRIu64 " pid=%d",
+				 s->size, (int)getpid());
+		}
+	}
+	w.size = s->size;
+	wire_hello_encode(payload, &w);
+	return send_tag(payload, sizeof(payload), tag);
+}
+
+static int read_one(struct server *s, const struct wire_hdr *h, int tag)
+{
+	uint32_t st = wire_check_range(h->offset, h->len, s->size);
+
+	if (st != WIRE_OK || !s->mem) {
+		s->refused++;
+		log_warn("refused a read", "offset=%" PRIu64 " len=%u status=\"%s\"",
+			 h->offset, h->len, wire_status_str(st));
+		return send_tag(NULL, 0, tag);
+	}
+	s->reads++;
+	s->bytes_out += h->len;
+	return send_tag(s->mem + h->offset, (int)h->len, tag);
+}
+
+static int write_one(struct server *s, const struct wire_hdr *h, int tag)
+{
+	uint32_t st = wire_check_range(h->offset, h->len, s->size);
+	int32_t status;
+	MPI_Message msg;
+	MPI_Status mst;
+	void *scratch;
+	int r, count;
+
+	if (st == WIRE_OK && s->mem) {
+		r = MPI_Recv(s->mem + h->offset, (int)h->len, MPI_BYTE, 0, tag,
+			     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		s->writes++;
+		s->bytes_in += h->len;
+	} else {
+		/* Take the payload off the wire, whatever its size. */
+		s->refused++;
+		r = MPI_Mprobe(0, tag, MPI_COMM_WORLD, &msg, &mst);
+		if (r == MPI_SUCCESS) {
+			MPI_Get_count(&mst, MPI_BYTE, &count);
+			scratch = malloc(count ? (size_t)count : 1);
+			if (!scratch)
+				return MPI_ERR_NO_MEM;
+			r = MPI_Mrecv(scratch, count, MPI_BYTE, &msg,
+				      MPI_STATUS_IGNORE);
+			free(scratch);
+		}
+		log_warn("refused a write", "offset=%" PRIu64 " len=%u status=\"%s\"",
+			 h->offset, h->len, wire_status_str(st));
+		if (st == WIRE_OK)
+			st = WIRE_E_RANGE;	/* no memory at all */
+	}
+	if (r != MPI_SUCCESS)
+		return r;
+	status = (int32_t)st;
+	return MPI_Send(&status, 1, MPI_INT32_T, 0, tag, MPI_COMM_WORLD);
+}
+
+int dlm_mpi_server_main(const struct dlm_mpi_info *info)
+{
+	uint8_t buf[WIRE_HDR_SIZE];
+	struct server s = { 0 };
+	struct wire_hdr h;
+	MPI_Request req;
+	char estr[MPI_MAX_ERROR_STRING];
+	int r, elen, tag, code = 0;
+
+	log_debug("memory server rank up", "rank=%d", info->rank);
+	for (;;) {
+		r = MPI_Irecv(buf, sizeof(buf), MPI_BYTE, 0, MPI_TAG_HDR,
+			      MPI_COMM_WORLD, &req);
+		if (r == MPI_SUCCESS)
+			r = mpi_wait_polite(&req, MPI_STATUS_IGNORE,
+					    IDLE_SLEEP_MAX_US);
+		if (r != MPI_SUCCESS)
+			break;
+		wire_hdr_decode(&h, buf);
+		if (h.magic != WIRE_MAGIC || h.version != WIRE_VERSION ||
+		    h.tag < MPI_TAG_XFER_BASE ||
+		    h.tag >= MPI_TAG_XFER_BASE + MPI_TAG_XFER_SPAN) {
+			log_error("malformed request from rank 0: dlmd and its memory servers must be the same build",
+				  "magic=%#x version=%u tag=%" PRIu64, h.magic,
+				  h.version, h.tag);
+			code = 1;
+			break;
+		}
+		tag = (int)h.tag;
+		switch (h.op) {
+		case WIRE_OP_HELLO:
+			r = hello(&s, &h, tag);
+			break;
+		case WIRE_OP_READ:
+			r = read_one(&s, &h, tag);
+			break;
+		case WIRE_OP_WRITE:
+			r = write_one(&s, &h, tag);
+			break;
+		case WIRE_OP_BYE:
+			goto out;
+		default:
+			log_error("unknown request from rank 0", "op=%u", h.op);
+			code = 1;
+			goto out;
+		}
+		if (r != MPI_SUCCESS)
+			break;
+	}
+	if (r != MPI_SUCCESS) {
+		MPI_Error_string(r, estr, &elen);
+		log_error("MPI failed: leaving", "err=\"%s\"", estr);
+		code = 1;
+	}
+out:
+	log_info("memory server rank exits", "rank=%d reads=%" PRIu64
+		 " writes=%" PRIu64 " refused=%" PRIu64 " bytes_in=%" PRIu64
+		 " bytes_out=%" PRIu64, info->rank, s.reads, s.writes,
+		 s.refused, s.bytes_in, s.bytes_out);
+	if (s.mem)
+		munmap(s.mem, s.size);
+	MPI_Finalize();
+	return code;
+}
