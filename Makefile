@@ -40,7 +40,7 @@ USER_CFLAGS	:= -O2 -g -Wall $(USER_WERROR) -I$(CURDIR)/uapi
 KSFT_INC	:= $(O)/kselftest
 
 .PHONY: all modules user help deps check check-native check-vm check-vm-new lint \
-	sparse checkpatch dkms-test intree-test demo bench install clean
+	sparse checkpatch dkms-test intree-test demo bench bench-mpi install clean
 
 all: modules user
 
@@ -58,6 +58,8 @@ help:
 	@echo 'make bench        STREAM triad and Himeno through /dev/dlm vs swap on /dev/dlmb0,'
 	@echo '                  nbd and zram, in a VM (BENCH_ARGS="MB ITERS PCT...");'
 	@echo '                  table and PNG in $(RESULTS)/bench'
+	@echo 'make bench-mpi    triad and Himeno over the tcp, Open MPI and MPICH transports,'
+	@echo '                  kernel and MPI swap protocols side by side (BENCH_MPI_ARGS)'
 	@echo 'make install      install dlmem.ko and the uapi header'
 	@echo 'Variables: KDIR, VM_KERNEL, O, WERROR, CONFIG_DLMEM_*'
 
@@ -183,6 +185,13 @@ bench: deps
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 10800 --out $(RESULTS)/vm-bench -- \
 		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/stream.sh $(BENCH_ARGS)
+
+BENCH_MPI_ARGS	?= 32 3 50 25 10 7
+bench-mpi: deps
+	@$(MAKE) --no-print-directory all
+	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 10800 --out $(RESULTS)/vm-bench-mpi -- \
+		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
+		selftests/bench/mpi.sh $(BENCH_MPI_ARGS)
 
 install: modules
 	$(KMAKE) modules_install

@@ -1,0 +1,217 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# mpi.sh [ARRAY_MB] [ITERATIONS] [PERCENT...] - the transports and swap
+# protocols of issue 4 side by side, in one VM run:
+#
+#   transports   tcp (dlmd + two dlm-memservers on 127.0.0.1), openmpi and
+#                mpich (mpirun -np 3 dlmd: two memory server ranks), each
+#                with its default (for MPI: the thread level's protocol)
+#   workloads    STREAM-style triad (stream, 3 x ARRAY_MB, default 32,
+#                1 MB DLM pages) and the Himeno-style benchmark (himeno,
+#                grid HIMENO_SIZE, default 97x97x193, 128 KB DLM pages,
+#                through libdlm) at local ratios PERCENT (default 50 25
+#                10 7) plus all-local memory; every Himeno run must
+#                reproduce the all-local residual bit for bit
+#   protocols    at the lowest ratio: the kernel's swap protocols serial,
+#                cross, async (stream -x) on each transport, and dlmd's
+#                MPI protocols as1, as2, cs (--mpi-protocol) on each MPI
+#   components   per transport at the lowest ratio, dlmd's own swap-in
+#                (fetch) and swap-out (store) latency from its stats file,
+#                and the kernel's count of faults that waited for a
+#                previous swap-out (store_waits)
+#
+# Run as root in the VM:  vm-images/vm-run -- selftests/bench/mpi.sh
+# (make bench-mpi).  Writes OUT/mpi.csv, OUT/mpi.txt, OUT/mpi.png (OUT:
+# $DLM_BENCH_OUT, default build/results/bench).  Progress on stderr.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${DLM_BUILD:-$top/build}
+out=${DLM_BENCH_OUT:-$bin/results/bench}
+mb=${1:-32}
+iters=${2:-3}
+shift $(($# >= 2 ? 2 : $#))
+pcts=("$@")
+((${#pcts[@]})) || pcts=(50 25 10 7)
+low=${pcts[-1]}
+transports=${TRANSPORTS:-tcp openmpi mpich}
+hsize=${HIMENO_SIZE:-97x97x193}
+hiters=${HIMENO_ITERS:-2}
+hpage=${HIMENO_PAGE_KB:-128}
+per_run_timeout=${RUN_TIMEOUT:-900}
+stream=$bin/bench/stream
+himeno=$bin/bench/himeno
+tmp=$(mktemp -d)
+pids=()
+job=
+
+say() { echo "mpi.sh: $*" >&2; }
+
+cleanup() {
+	stop_daemon
+	kill "${pids[@]}" 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if [[ $(id -u) != 0 ]]; then
+	say "run as root (in the VM: vm-images/vm-run -- $0)"
+	exit 2
+fi
+mkdir -p "$out"
+csv=$out/mpi.csv
+echo "kind,transport,protocol,local_pct,value,status,extra" >"$csv"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+# run KIND TRANSPORT PROTOCOL PCT CMD...: one run into the CSV (triad MB/s
+# or MFLOPS); its output line in $last.
+run() {
+	local kind=$1 tr=$2 proto=$3 pct=$4 line rc=0 v extra
+	shift 4
+	last=
+	say "$kind: $tr $proto at $pct% local ..."
+	line=$(timeout "$per_run_timeout" "$@" 2>>"$tmp/progress") || rc=$?
+	if ((rc != 0)) || [[ $line != *"bad=0"* ]]; then
+		say "  FAILED (status $rc): $line"
+		tail -3 "$tmp/progress" >&2
+		echo "$kind,$tr,$proto,$pct,,$([[ $rc == 124 ]] && echo timeout || echo failed)," >>"$csv"
+		return
+	fi
+	if [[ $kind == stream ]]; then
+		v=$(sed -n 's/.*triad_mbs=\([0-9.]*\).*/\1/p' <<<"$line")
+	else
+		v=$(sed -n 's/.*mflops=\([0-9.]*\).*/\1/p' <<<"$line")
+	fi
+	extra=$(grep -o 'store_waits=[0-9]*' <<<"$line" || true)
+	echo "$kind,$tr,$proto,$pct,$v,ok,$extra" >>"$csv"
+	say "  $line"
+	last=$line
+}
+
+# ---- all-local reference -------------------------------------------------------
+run stream local - 100 "$stream" -m malloc -s "$mb" -i "$iters"
+run himeno local - 100 "$himeno" -s "$hsize" -n "$hiters" -m malloc
+hmb=$(sed -n 's/.*data_mb=\([0-9.]*\).*/\1/p' <<<"$last")
+hgosa=$(sed -n 's/.*gosa=\([^ ]*\).*/\1/p' <<<"$last")
+[[ -n $hgosa ]] || { say "the all-local himeno run failed"; exit 1; }
+hrun=("$himeno" -s "$hsize" -n "$hiters" -c "$hgosa")
+mb_of() { awk -v m="$hmb" -v p="$1" 'BEGIN { v = m * p / 100; print v == int(v) ? v : int(v) + 1 }'; }
+srvmb=$(( (3 * mb > $(mb_of 100) ? 3 * mb : $(mb_of 100)) + 8 ))
+
+[[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
+
+stop_daemon() {
+	local d
+	d=$(sed -n 's/.*prog=dlmd msg="starting".* pid=\([0-9]*\).*/\1/p' \
+		"$tmp/dlmd.log" 2>/dev/null)
+	[[ -n $d ]] && kill -TERM "$d" 2>/dev/null
+	if [[ -n $job ]]; then
+		timeout 60 tail --pid="$job" -f /dev/null || kill -KILL "$job"
+		wait "$job" 2>/dev/null || true
+	fi
+	job=
+}
+
+# start_daemon TRANSPORT [DLMD-ARGS...]: dlmd (and servers) for TRANSPORT.
+start_daemon() {
+	local tr=$1
+	shift
+	rm -f "$tmp/stats.json" "$tmp/dlmd.log"
+	case $tr in
+	tcp)
+		if [[ ! -s $tmp/tcp.mem ]]; then
+			for port in 7301 7302; do
+				"$bin/bin/dlm-memserver" --listen 127.0.0.1:$port \
+					--size "$srvmb" --log-level warn &
+				pids+=($!)
+			done
+			printf '%s\n%s 127.0.0.1:7301\n%s 127.0.0.1:7302\n' \
+				"$srvmb" "$srvmb" "$srvmb" >"$tmp/tcp.mem"
+			sleep 1
+		fi
+		"$bin/bin/dlmd" -f "$tmp/tcp.mem" \
+			--stats-file "$tmp/stats.json" --stats-interval 0 "$@" \
+			2>"$tmp/dlmd.log" &
+		;;
+	openmpi|mpich)
+		printf '%s\n%s\n%s\n' "$srvmb" "$srvmb" "$srvmb" >"$tmp/mpi.mem"
+		local launch=("mpirun.$tr" -np 3)
+		[[ $tr == openmpi ]] && launch+=(--oversubscribe --bind-to none)
+		"${launch[@]}" "$bin/bin/dlmd" -f "$tmp/mpi.mem" \
+			--stats-file "$tmp/stats.json" --stats-interval 0 "$@" \
+			>"$tmp/dlmd.log" 2>&1 &
+		;;
+	esac
+	job=$!
+	until grep -q 'msg="registered"' "$tmp/dlmd.log" 2>/dev/null; do
+		kill -0 "$job" 2>/dev/null || {
+			say "$tr: dlmd did not start:"
+			tail -5 "$tmp/dlmd.log" >&2
+			job=
+			return 1
+		}
+		sleep 0.2
+	done
+	grep -o 'protocol=[a-z0-9]*' "$tmp/dlmd.log" | head -1 >&2 || true
+}
+
+# latency TRANSPORT PROTOCOL: dlmd's fetch/store latency (stats at exit).
+latency() {
+	local f=$tmp/stats.json
+	stop_daemon
+	[[ -s $f ]] || return 0
+	/usr/bin/python3 - "$f" "$1" "$2" "$low" >>"$csv" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))['latency_us']
+for op in ('fetch', 'store'):
+    l = s.get(op, {})
+    print(f"lat_{op},{sys.argv[2]},{sys.argv[3]},{sys.argv[4]},{l.get('mean', 0)},ok,"
+          f"p50={l.get('p50', 0)} p99={l.get('p99', 0)} count={l.get('count', 0)}")
+PY
+}
+
+himeno_dlm() {	# himeno_dlm TRANSPORT PROTOCOL PCT
+	local hlocal
+	hlocal=$(mb_of "$3")
+	printf '%s\n%s\n%s\n' "$hlocal" "$(mb_of 100)" "$(mb_of 100)" >"$tmp/himeno.mem"
+	run himeno "$1" "$2" "$3" "${hrun[@]}" -m dlm -- -f "$tmp/himeno.mem" \
+		--page-kb="$hpage"
+}
+
+for tr in $transports; do
+	if [[ $tr != tcp ]] && { [[ ! -x $bin/bin/dlmd-$tr ]] || ! command -v "mpirun.$tr" >/dev/null; }; then
+		say "$tr: no dlmd-$tr or mpirun.$tr: skipped"
+		continue
+	fi
+	# Default protocols, every ratio; the latency of the lowest ratio.
+	for pct in "${pcts[@]}"; do
+		start_daemon "$tr" || continue 2
+		run stream "$tr" default "$pct" "$stream" -m dlm -s "$mb" -l "$pct" -i "$iters"
+		himeno_dlm "$tr" default "$pct"
+		if [[ $pct == "$low" ]]; then
+			latency "$tr" default
+		else
+			stop_daemon
+		fi
+	done
+	# The kernel's swap protocols at the lowest ratio.
+	start_daemon "$tr" || continue
+	for x in serial cross async; do
+		run stream "$tr" "kernel-$x" "$low" "$stream" -m dlm -s "$mb" -l "$low" -i "$iters" -x "$x"
+	done
+	stop_daemon
+	# dlmd's MPI protocols at the lowest ratio.
+	if [[ $tr != tcp ]]; then
+		for p in as1 as2 cs; do
+			start_daemon "$tr" --mpi-protocol "$p" || continue
+			run stream "$tr" "mpi-$p" "$low" "$stream" -m dlm -s "$mb" -l "$low" -i "$iters"
+			himeno_dlm "$tr" "mpi-$p" "$low"
+			latency "$tr" "mpi-$p"
+		done
+	fi
+done
+
+/usr/bin/python3 "$top/selftests/bench/mpi_report.py" "$csv" "$out/mpi.png" \
+	"stream ${mb} MB x 3, ${iters} iterations, 1 MB DLM pages; himeno $hsize ($hmb MB), $hiters sweeps, $hpage KB DLM pages; $(uname -r)" |
+	tee "$out/mpi.txt"

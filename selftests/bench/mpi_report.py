@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""mpi_report.py CSV PNG TITLE - tables, ratios and plot of mpi.sh.
+
+Prints, from one run: triad MB/s and Himeno MFLOPS per transport (tcp,
+openmpi, mpich) and local ratio, each with its time relative to all-local
+memory and the MPI transports' time relative to tcp; the kernel's swap
+protocols (serial, cross, async) and dlmd's MPI protocols (as1, as2, cs)
+at the lowest ratio with their time relative to serial and cs; dlmd's
+swap-in and swap-out latency; and issue 4's bars.  Plots time relative to
+all-local memory against the local-memory ratio (as the paper's Fig. 11):
+triad on the left, Himeno on the right.
+"""
+import csv
+import sys
+
+TRANSPORTS = ('tcp', 'openmpi', 'mpich')
+
+
+def load(path):
+    rows = {}
+    for r in csv.DictReader(open(path)):
+        key = (r['kind'], r['transport'], r['protocol'], int(r['local_pct']))
+        rows[key] = r
+    return rows
+
+
+def main():
+    path, png, title = sys.argv[1:4]
+    rows = load(path)
+
+    def val(kind, tr, proto, pct):
+        r = rows.get((kind, tr, proto, pct))
+        if r and r['status'] == 'ok' and r['value']:
+            return float(r['value'])
+        return None
+
+    def status(kind, tr, proto, pct):
+        r = rows.get((kind, tr, proto, pct))
+        return r['status'] if r else '-'
+
+    trs = [t for t in TRANSPORTS if any(k[1] == t for k in rows)]
+    pcts = sorted({k[3] for k in rows if k[1] in trs and k[2] == 'default'},
+                  reverse=True)
+    low = min(pcts) if pcts else None
+    print(title)
+    rel = {}
+    for kind, unit in (('stream', 'triad MB/s'), ('himeno', 'MFLOPS')):
+        local = val(kind, 'local', '-', 100)
+        print(f'\n{kind}: {unit} (time relative to all-local); all-local: '
+              f'{local if local else "failed"}')
+        print('%-7s' % 'local%' + ''.join('%20s' % t for t in trs) +
+              ''.join('%13s' % f'{t}/tcp' for t in trs if t != 'tcp'))
+        for p in pcts:
+            cells, ratios = [], []
+            for t in trs:
+                v = val(kind, t, 'default', p)
+                r = local / v if v and local else None
+                rel[(kind, t, p)] = r
+                cells.append('%20s' % (f'{v:.1f} ({r:.2f}x)' if r
+                                       else status(kind, t, 'default', p)))
+            tcp = val(kind, 'tcp', 'default', p)
+            for t in trs:
+                if t == 'tcp':
+                    continue
+                v = val(kind, t, 'default', p)
+                # time of t relative to tcp's time
+                ratios.append('%13s' % (f'{tcp / v:.2f}' if v and tcp else '-'))
+            print('%-7d' % p + ''.join(cells) + ''.join(ratios))
+
+    if low is not None:
+        print(f'\nkernel swap protocols at {low}% local, triad MB/s '
+              '(time relative to serial)')
+        print('%-9s' % 'transport' + ''.join('%18s' % x for x in
+                                             ('serial', 'cross', 'async')))
+        best = None
+        for t in trs:
+            s = val('stream', t, 'kernel-serial', low)
+            cells = []
+            for x in ('serial', 'cross', 'async'):
+                v = val('stream', t, f'kernel-{x}', low)
+                r = s / v if s and v else None
+                if r and x != 'serial':
+                    best = r if best is None else min(best, r)
+                cells.append('%18s' % (f'{v:.1f} ({r:.2f})' if r else '-'))
+            print('%-9s' % t + ''.join(cells))
+        print(f'\ndlmd MPI protocols at {low}% local: triad MB/s, Himeno '
+              'MFLOPS (time relative to cs)')
+        print('%-9s' % 'MPI' + ''.join('%24s' % p for p in ('as1', 'as2', 'cs')))
+        for t in trs:
+            if t == 'tcp':
+                continue
+            cells = []
+            for p in ('as1', 'as2', 'cs'):
+                parts = []
+                for kind in ('stream', 'himeno'):
+                    v = val(kind, t, f'mpi-{p}', low)
+                    c = val(kind, t, 'mpi-cs', low)
+                    parts.append(f'{v:.1f}({c / v:.2f})' if v and c else '-')
+                cells.append('%24s' % ' '.join(parts))
+            print('%-9s' % t + ''.join(cells))
+        print(f'\ndlmd latency at {low}% local, microseconds (mean; p50 p99 '
+              'count), default protocol unless named')
+        for k, r in sorted(rows.items()):
+            if k[0].startswith('lat_'):
+                print('%-12s %-8s %-8s %10s  %s' % (k[0][4:], k[1], k[2],
+                                                    r['value'], r['extra']))
+        sw = [(k[1], k[2], r['extra']) for k, r in sorted(rows.items())
+              if k[0] == 'stream' and k[3] == low and r['extra']]
+        print(f'\nfaults that waited for a previous swap-out (stream, {low}%):')
+        for t, p, e in sw:
+            print(f'  {t:8s} {p:16s} {e}')
+
+        print('\nbars (issue 4):')
+        print(f'  cross/async time <= 0.85 x serial at {low}%: best '
+              f'{best:.2f} -> {"met" if best and best <= 0.85 else "NOT met"}'
+              if best else '  cross/async vs serial: no data')
+        for t in trs:
+            r = rel.get(('himeno', t, low))
+            if r:
+                print(f'  Himeno at {low}% local <= 2.0 x all-local ({t}): '
+                      f'{r:.2f} x -> {"met" if r <= 2.0 else "NOT met"}')
+
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print('\n(no matplotlib: no plot)')
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    for ax, kind, name in ((axes[0], 'stream', 'STREAM triad'),
+                           (axes[1], 'himeno', 'Himeno')):
+        for t in trs:
+            xs = [p for p in pcts if rel.get((kind, t, p))]
+            ax.plot(xs, [rel[(kind, t, p)] for p in xs], marker='o', label=t)
+        ax.axhline(1.0, color='grey', lw=0.8)
+        ax.set_xscale('log')
+        ax.set_xticks(pcts)
+        ax.set_xticklabels([str(p) for p in pcts])
+        ax.set_xlabel('local memory ratio (%)')
+        ax.set_ylabel('time relative to all-local')
+        ax.set_title(f'{name} through /dev/dlm')
+        ax.legend()
+    fig.suptitle(title, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    print(f'\nplot: {png}')
+
+
+if __name__ == '__main__':
+    main()
