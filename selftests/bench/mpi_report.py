@@ -125,6 +125,7 @@ def main():
         import matplotlib
         matplotlib.use('Agg')
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         print('\n(no matplotlib: no plot)')
         return
@@ -138,6 +139,7 @@ def main():
         ax.set_xscale('log')
         ax.set_xticks(pcts)
         ax.set_xticklabels([str(p) for p in pcts])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel('local memory ratio (%)')
         ax.set_ylabel('time relative to all-local')
         ax.set_title(f'{name} through /dev/dlm')
