@@ -18,6 +18,8 @@
 set -uo pipefail
 # shellcheck source=selftests/daemon/lib.sh
 . "$(dirname "$0")/../daemon/lib.sh"
+# shellcheck source=selftests/mpi/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 ko=${DLM_KO:-$top/kmod/dlmem.ko}
 rw=${DLM_RW:-$build/selftests/remote/dlm_rw}
@@ -60,7 +62,7 @@ mpirun_cmd() {	# mpirun_cmd IMPL: the launcher and its options
 # background, log in $tmp/NAME.log; JOB is mpirun's pid, RANK0 dlmd's.
 # 0 once rank 0 registered with the kernel, 1 if the job ended first.
 start_job() {
-	local impl=$1 name=$2 mf=$3 i
+	local impl=$1 name=$2 mf=$3
 	shift 3
 	# shellcheck disable=SC2046
 	$(mpirun_cmd "$impl") -np 3 "$bin/dlmd" -f "$mf" "$@" \
@@ -68,13 +70,8 @@ start_job() {
 	JOB=$!
 	pids+=("$JOB")
 	RANK0=
-	for ((i = 0; i < 600; i++)); do
-		grep -q 'msg="registered"' "$tmp/$name.log" && break
-		kill -0 "$JOB" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	RANK0=$(sed -n 's/.*prog=dlmd msg="starting".* pid=\([0-9]*\).*/\1/p' \
-		"$tmp/$name.log")
+	registered "$tmp/$name.log" "$JOB" || return 1
+	RANK0=$(rank0_pid "$tmp/$name.log")
 	[[ -n $RANK0 ]]
 }
 
@@ -100,20 +97,6 @@ wait_job() {
 server_pid() {
 	sed -n "s/.*prog=dlmd-rank$2 msg=\"serving\".* pid=\([0-9]*\).*/\1/p" \
 		"$tmp/$1.log"
-}
-
-# rwcheck NAME DESC ARGS...: dlm_rw must read back every word.
-rwcheck() {
-	local name=$1 desc=$2 rc
-	shift 2
-	timeout 300 "$rw" "$@" >"$tmp/$name.out" 2>&1
-	rc=$?
-	if ((rc == 0)) && grep -q '^bad=0 .*swapins=[1-9]' "$tmp/$name.out"; then
-		ok "$desc: $(grep -o 'seconds=[0-9.]*' "$tmp/$name.out")"
-	else
-		notok "$desc (exit $rc)"
-		diag "$tmp/$name.out"
-	fi
 }
 
 # proto_job IMPL NAME LEVEL PROTO: a job started with thread level LEVEL
