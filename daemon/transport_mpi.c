@@ -381,13 +381,11 @@ static void mpi_submit(struct tconn *c, struct dlm_xfer *x)
 		return;
 	}
 	if (mpi_info.proto == DLM_MPI_AS1 && !w.q_head &&
-	    c->inflight < CONN_INFLIGHT_MAX) {
+	    c->inflight < CONN_INFLIGHT_MAX)
 		post(m);	/* AS1: the requester sends it itself */
-		pthread_cond_signal(&w.cv);
-	} else {
+	else
 		mop_append(&w.q_head, &w.q_tail, m);
-		pthread_cond_signal(&w.cv);
-	}
+	pthread_cond_signal(&w.cv);
 	pthread_mutex_unlock(&w.lock);
 }
 
@@ -403,7 +401,7 @@ static int mpi_alive(struct tconn *c)
  */
 static void mpi_stop(struct tconn *c)
 {
-	struct mop *done = NULL, *dtail = NULL, *m, **pp, *q = NULL, *qt = NULL;
+	struct mop *done, *m, **pp, *q = NULL, *qt = NULL;
 	unsigned int round = 0;
 
 	pthread_mutex_lock(&w.lock);
@@ -418,23 +416,17 @@ static void mpi_stop(struct tconn *c)
 		}
 	}
 	while (c->head) {
-		m = reap();
-		if (m) {
-			if (dtail)
-				dtail->next = m;
-			else
-				done = m;
-			for (dtail = m; dtail->next; dtail = dtail->next)
-				;
+		done = reap();
+		pthread_mutex_unlock(&w.lock);
+		if (done) {
+			finish_all(done);
 			round = 0;
 		} else {
-			pthread_mutex_unlock(&w.lock);
 			mpi_backoff(&round, ACTIVE_SLEEP_MAX_US);
-			pthread_mutex_lock(&w.lock);
 		}
+		pthread_mutex_lock(&w.lock);
 	}
 	pthread_mutex_unlock(&w.lock);
-	finish_all(done);
 	for (m = q; m; m = q) {
 		q = m->next;
 		m->x->done(m->x, -EIO);
