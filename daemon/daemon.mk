@@ -14,11 +14,21 @@ DAEMON_NL_CHECK	= @test -n "$(DAEMON_NL_LIBS)" || { echo "libnl-genl-3.0 not" \
 
 daemon_objs	= $(addprefix $(DAEMON_O)/,$(addsuffix .o,$(1)))
 
+# The verbs transport needs rdma-core's development files; without them
+# dlmd and dlm-memserver are built without it and say so if asked for it.
+DAEMON_VERBS_LIBS := $(shell pkg-config --libs libibverbs librdmacm 2>/dev/null)
+ifneq ($(DAEMON_VERBS_LIBS),)
+DAEMON_VERBS_FLAGS := -DDLM_WITH_VERBS
+DAEMON_VERBS	:= verbs_util
+endif
+
 DAEMON_COMMON	:= log wire netaddr
 DLMD_SHARED	:= nl dispatch placement memfile transport_tcp stats mpi_opts \
 		   $(DAEMON_COMMON)
-DLMD_OBJS	:= $(call daemon_objs,dlmd $(DLMD_SHARED))
-MEMSERVER_OBJS	:= $(call daemon_objs,memserver $(DAEMON_COMMON))
+DLMD_OBJS	:= $(call daemon_objs,dlmd $(DLMD_SHARED) \
+		     $(if $(DAEMON_VERBS),transport_verbs $(DAEMON_VERBS)))
+MEMSERVER_OBJS	:= $(call daemon_objs,memserver $(DAEMON_COMMON) \
+		     $(if $(DAEMON_VERBS),memserver_verbs $(DAEMON_VERBS)))
 
 DAEMON_TESTS	:= $(addprefix $(DAEMON_TO)/,test-memfile test-placement \
 		     test-stats test-nlparse memserver-client test-dispatch)
@@ -36,7 +46,7 @@ NATIVE_TESTS	+= daemon-memfile=$(DAEMON_TO)/test-memfile \
 
 $(DAEMON_O)/%.o: daemon/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(DAEMON_CFLAGS) $(DAEMON_NL_CFLAGS) -c -o $@ $<
+	$(CC) $(DAEMON_CFLAGS) $(DAEMON_NL_CFLAGS) $(DAEMON_VERBS_FLAGS) -c -o $@ $<
 
 $(DAEMON_TO)/%.o: selftests/daemon/%.c
 	@mkdir -p $(dir $@)
@@ -45,11 +55,11 @@ $(DAEMON_TO)/%.o: selftests/daemon/%.c
 $(O)/bin/dlmd: $(DLMD_OBJS)
 	$(DAEMON_NL_CHECK)
 	@mkdir -p $(dir $@)
-	$(CC) $(DAEMON_CFLAGS) -o $@ $^ $(DAEMON_NL_LIBS)
+	$(CC) $(DAEMON_CFLAGS) -o $@ $^ $(DAEMON_NL_LIBS) $(DAEMON_VERBS_LIBS)
 
 $(O)/bin/dlm-memserver: $(MEMSERVER_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(DAEMON_CFLAGS) -o $@ $^
+	$(CC) $(DAEMON_CFLAGS) -o $@ $^ $(DAEMON_VERBS_LIBS)
 
 $(DAEMON_TO)/test-memfile: $(DAEMON_TO)/test-memfile.o \
 		$(call daemon_objs,memfile netaddr)

@@ -160,12 +160,26 @@ void dispatch_server_dead(void *arg, unsigned int i, const char *why)
 			  i + 1, d->servers[i].name, why, info.stored);
 }
 
-void dispatch_set_pool(struct dispatch *d, uint8_t *pool, uint64_t size,
-		       uint32_t cpu_page_size)
+int dispatch_set_pool(struct dispatch *d, uint8_t *pool, uint64_t size,
+		      uint32_t cpu_page_size, char *err, size_t errlen)
 {
+	unsigned int i;
+	int r;
+
 	d->cfg.pool = pool;
 	d->cfg.pool_size = size;
 	d->cfg.cpu_page_size = cpu_page_size;
+	if (!d->cfg.tops->set_pool)
+		return 0;
+	for (i = 0; i < d->nservers; i++) {
+		if (!d->servers[i].conn || d->servers[i].dead)
+			continue;
+		r = d->cfg.tops->set_pool(d->servers[i].conn, pool, size, err,
+					  errlen);
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 int dispatch_start(struct dispatch *d)

@@ -67,9 +67,13 @@ void dispatch_attach(struct dispatch *d, unsigned int i, struct tconn *c,
 		     uint64_t size);
 /* Server I is dead (a tconn_dead_fn): logged once, its pages fail. */
 void dispatch_server_dead(void *d, unsigned int i, const char *why);
-/* The frame pool, once mapped (before dispatch_start). */
-void dispatch_set_pool(struct dispatch *d, uint8_t *pool, uint64_t size,
-		       uint32_t cpu_page_size);
+/*
+ * The frame pool, once mapped (before dispatch_start); handed to the
+ * transport's set_pool for each connection (verbs registers it).  0, or
+ * -errno with ERR saying what to do about it.
+ */
+int dispatch_set_pool(struct dispatch *d, uint8_t *pool, uint64_t size,
+		      uint32_t cpu_page_size, char *err, size_t errlen);
 int dispatch_start(struct dispatch *d);
 /* Handle one request; its completion may come before this returns. */
 void dispatch_request(struct dispatch *d, const struct dlm_request *r);

@@ -50,6 +50,7 @@ struct options {
 	int mpi_proto;			/* enum dlm_mpi_proto */
 	int mpi_level;			/* enum dlm_mpi_level */
 	int mpi_opts;			/* an --mpi-* option was given */
+	const char *transport;		/* --transport; NULL: tcp */
 };
 
 static struct {
@@ -100,6 +101,11 @@ static void usage(FILE *f)
 "                            default: half the module's request_timeout_ms,\n"
 "                            so that the kernel sees EIO for that server's\n"
 "                            pages before it gives up on dlmd altogether\n"
+"  -t, --transport T         how to reach the memfile's servers: tcp\n"
+"                            (default) or verbs (RDMA READ/WRITE between\n"
+"                            the frame pool and the server's memory, with\n"
+"                            rdma-core; the servers run dlm-memserver\n"
+"                            --transport verbs); see VERBS below\n"
 "      --no-keep             release a page's server copy when the kernel\n"
 "                            fetches it (by default the copy is kept while\n"
 "                            spare capacity allows, so a page the program\n"
@@ -131,6 +137,16 @@ static void usage(FILE *f)
 "\n"
 "Stats: counters by op, bytes, errors and p50/p99 latencies; the JSON\n"
 "fields are described in daemon/README.md.\n"
+"\n"
+"VERBS: with --transport verbs each memfile address is where the server's\n"
+"dlm-memserver listens for rdma_cm (it resolves to the local RDMA device\n"
+"toward it, e.g. [fe80::1%%eth0]:7777); dlmd connects one RC queue pair\n"
+"per server, registers the whole frame pool once, and moves every page\n"
+"with one RDMA READ or WRITE: no copy here, no CPU there.  dlmd needs an\n"
+"RDMA device (ibv_devices; soft-RoCE: modprobe rdma_rxe; rdma link add\n"
+"rxe0 type rxe netdev IFACE).  A server that disconnects, a failed work\n"
+"request, or one that makes no progress for --io-timeout marks the server\n"
+"dead, as above.\n"
 "\n"
 "MPI (as DLM-MPI): started by mpirun, dlmd runs as an MPI program:\n"
 "  mpirun -np N dlmd -f MEMFILE [OPTIONS]\n"
@@ -213,6 +229,7 @@ static int parse_options(int argc, char **argv)
 		{ "stats-interval", required_argument, NULL, O_STATS_INT },
 		{ "io-timeout", required_argument, NULL, O_IO_TIMEOUT },
 		{ "no-keep", no_argument, NULL, O_NO_KEEP },
+		{ "transport", required_argument, NULL, 't' },
 		{ "mpi-protocol", required_argument, NULL, O_MPI_PROTO },
 		{ "mpi-thread-level", required_argument, NULL, O_MPI_LEVEL },
 		{ "help", no_argument, NULL, 'h' },
@@ -224,7 +241,7 @@ static int parse_options(int argc, char **argv)
 	g.opt.stats_interval = 10;
 	g.opt.mpi_proto = DLM_MPI_AUTO;
 	g.opt.mpi_level = DLM_MPI_LEVEL_DEFAULT;
-	while ((c = getopt_long(argc, argv, "f:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:t:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			g.opt.memfile = optarg;
@@ -258,6 +275,14 @@ static int parse_options(int argc, char **argv)
 		case O_NO_KEEP:
 			g.opt.no_keep = 1;
 			break;
+		case 't':
+			if (strcmp(optarg, "tcp") && strcmp(optarg, "verbs")) {
+				fprintf(stderr, "dlmd: --transport '%s': use tcp or verbs (under mpirun the transport is mpi)\n",
+					optarg);
+				return 2;
+			}
+			g.opt.transport = optarg;
+			break;
 		case O_MPI_PROTO:
 			g.opt.mpi_proto = dlm_mpi_parse_proto(optarg);
 			if (g.opt.mpi_proto < 0) {
@@ -280,9 +305,21 @@ static int parse_options(int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		case 'V':
-			printf("dlmd %s (generic netlink family %s version %u, memserver protocol %u)\n",
+			printf("dlmd %s (generic netlink family %s version %u, memserver protocol %u)\n"
+			       "transports: tcp%s%s\n",
 			       DLMD_VERSION, DLM_GENL_NAME, DLM_GENL_VERSION,
-			       WIRE_VERSION);
+			       WIRE_VERSION,
+#ifdef DLM_WITH_VERBS
+			       " verbs",
+#else
+			       "",
+#endif
+#ifdef DLM_WITH_MPI
+			       " mpi"
+#else
+			       ""
+#endif
+			       );
 			exit(0);
 		default:
 			fprintf(stderr, "Try 'dlmd --help'.\n");
@@ -660,6 +697,33 @@ static int finish(int code)
 }
 #endif
 
+/* --transport: 0 with g.tops set, or the exit status. */
+static int select_transport(void)
+{
+	if (!g.opt.transport)
+		return 0;
+	if (g.mpi.size) {
+		fprintf(stderr, "dlmd: --transport %s: under mpirun the memory servers are MPI ranks, reached by MPI: drop --transport\n",
+			g.opt.transport);
+		return 2;
+	}
+	if (!strcmp(g.opt.transport, "verbs")) {
+#ifdef DLM_WITH_VERBS
+		char err[512];
+
+		g.tops = &transport_verbs;
+		if (g.tops->probe(err, sizeof(err))) {
+			fprintf(stderr, "dlmd: --transport verbs: %s\n", err);
+			return 1;
+		}
+#else
+		fprintf(stderr, "dlmd: --transport verbs: this dlmd was built without rdma-core: apt-get install libibverbs-dev librdmacm-dev (or make deps), then make\n");
+		return 1;
+#endif
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct dlm_nl_reg reg;
@@ -692,6 +756,9 @@ int main(int argc, char **argv)
 #endif
 	if (r)
 		return r;
+	r = select_transport();
+	if (r)
+		return finish(r);
 	g.sig_thread = pthread_self();
 
 	if (memfile_load(g.opt.memfile, g.mpi.size ? 0 : MEMFILE_NEED_ADDR,
@@ -753,7 +820,11 @@ int main(int argc, char **argv)
 		reg.cpu_page_size = (uint32_t)sysconf(_SC_PAGESIZE);
 	if (map_pool(&reg))
 		return finish(1);
-	dispatch_set_pool(g.d, g.pool, g.pool_size, reg.cpu_page_size);
+	if (dispatch_set_pool(g.d, g.pool, g.pool_size, reg.cpu_page_size,
+			      err, sizeof(err))) {
+		fprintf(stderr, "dlmd: %s\n", err);
+		return finish(1);
+	}
 	if (dispatch_start(g.d)) {
 		fprintf(stderr, "dlmd: out of memory\n");
 		return finish(1);

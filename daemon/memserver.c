@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dlm-memserver - hold memory for dlmd and serve it over TCP.
+ * dlm-memserver - hold memory for dlmd and serve it over TCP or RDMA.
  *
  * A dumb, fast memory server: SIZE MB of anonymous memory (touched lazily)
  * read and written by offset with the protocol of wire.h.  One thread per
  * connection; payloads go straight between the socket and the memory.
+ * With --transport verbs the memory is registered for RDMA instead and
+ * dlmd reads and writes it itself (memserver_verbs.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,6 +26,9 @@
 #include "log.h"
 #include "netaddr.h"
 #include "wire.h"
+#ifdef DLM_WITH_VERBS
+#include "memserver_verbs.h"
+#endif
 
 #define MEMSERVER_VERSION	"0.1.0"
 #define MEMSERVER_MB_MAX	(1ULL << 30)	/* 1 PiB */
@@ -54,9 +59,10 @@ static struct {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: dlm-memserver --listen ADDR:PORT --size MB [--log-level LEVEL]\n"
+"Usage: dlm-memserver --listen ADDR:PORT --size MB [--transport T]\n"
+"                     [--log-level LEVEL]\n"
 "\n"
-"Serve SIZE MB of this machine's memory to dlmd over TCP.\n"
+"Serve SIZE MB of this machine's memory to dlmd over TCP or RDMA.\n"
 "\n"
 "dlm-memserver is the memory-server side of DLM (distributed large\n"
 "memory): dlmd on a compute node stores the DLM pages that do not fit in\n"
@@ -71,6 +77,14 @@ static void usage(FILE *f)
 "                          [::]:7777 or 127.0.0.1:0 (0 = any free port;\n"
 "                          the port chosen is logged as addr=)\n"
 "  -s, --size MB           megabytes (MiB) of memory to serve, at least 1\n"
+"  -t, --transport T       tcp (default) or verbs: with verbs, ADDR:PORT\n"
+"                          is an rdma_cm address of a local RDMA device\n"
+"                          (e.g. [fe80::1%%eth0]:7777); the whole memory\n"
+"                          is registered (pinned) with the device, and\n"
+"                          dlmd (dlmd --transport verbs) moves the pages\n"
+"                          by RDMA READ and WRITE without this program:\n"
+"                          it only handles connections.  Needs a locked-\n"
+"                          memory limit of SIZE (ulimit -l) unless root\n"
 "      --log-level LEVEL   debug, info (default), warn or error\n"
 "  -h, --help              this text\n"
 "  -V, --version           version and protocol version\n"
@@ -81,8 +95,11 @@ static void usage(FILE *f)
 "Signals: SIGTERM or SIGINT closes every connection and exits 0;\n"
 "SIGUSR1 logs the counters.\n"
 "\n"
+"Security: any client that can connect may read and write all of the\n"
+"memory; run it on a trusted network only.\n"
+"\n"
 "Exit status: 0 after SIGTERM/SIGINT, 1 on a runtime error (cannot listen,\n"
-"cannot map the memory), 2 on a usage error.\n");
+"cannot map or register the memory, no RDMA device), 2 on a usage error.\n");
 }
 
 static void log_counters(const char *msg)
@@ -346,12 +363,14 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "size", required_argument, NULL, 's' },
+		{ "transport", required_argument, NULL, 't' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *listen_s = NULL, *size_s = NULL, *why;
+	int verbs = 0;
 	char err[512], bound[NETADDR_STR_MAX];
 	struct signalfd_siginfo si;
 	struct netaddr addr;
@@ -362,13 +381,27 @@ int main(int argc, char **argv)
 	int c, lfd, sfd, lvl;
 
 	log_init("dlm-memserver", DLOG_INFO);
-	while ((c = getopt_long(argc, argv, "l:s:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:s:t:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			listen_s = optarg;
 			break;
 		case 's':
 			size_s = optarg;
+			break;
+		case 't':
+			if (strcmp(optarg, "tcp") && strcmp(optarg, "verbs")) {
+				fprintf(stderr, "dlm-memserver: --transport '%s': use tcp or verbs\n",
+					optarg);
+				return 2;
+			}
+			verbs = !strcmp(optarg, "verbs");
+#ifndef DLM_WITH_VERBS
+			if (verbs) {
+				fprintf(stderr, "dlm-memserver: --transport verbs: built without rdma-core: apt-get install libibverbs-dev librdmacm-dev (or make deps), then make\n");
+				return 1;
+			}
+#endif
 			break;
 		case 'L':
 			lvl = log_parse_level(optarg);
@@ -440,6 +473,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+#ifdef DLM_WITH_VERBS
+	if (verbs)
+		return memserver_verbs_serve(&addr, srv.mem, srv.size, sfd);
+#endif
 	lfd = net_listen(&addr, bound, sizeof(bound), err, sizeof(err));
 	if (lfd < 0) {
 		fprintf(stderr, "dlm-memserver: %s\n", err);

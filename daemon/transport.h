@@ -12,8 +12,9 @@
  * A connection that fails (I/O error, protocol error, no reply within the
  * I/O timeout) is dead for good: dead() is called once, before the
  * done(-EIO) of the transfers it took down, and later submissions complete
- * with -EIO at once.  Transports: tcp (transport_tcp.c) and mpi
- * (transport_mpi.c, in the MPI builds of dlmd; see dlm_mpi.h).
+ * with -EIO at once.  Transports: tcp (transport_tcp.c), mpi
+ * (transport_mpi.c, in the MPI builds of dlmd; see dlm_mpi.h) and verbs
+ * (transport_verbs.c, when built with rdma-core).
  */
 #ifndef DLM_TRANSPORT_H
 #define DLM_TRANSPORT_H
@@ -62,12 +63,25 @@ struct transport_opts {
 struct transport_ops {
 	const char *name;
 	/*
+	 * Optional: can this machine use the transport at all (the verbs
+	 * transport needs an RDMA device)?  0, or -errno with ERR naming
+	 * the fix.
+	 */
+	int (*probe)(char *err, size_t errlen);
+	/*
 	 * Connect to the server at ADDR and greet it; its memory size goes
 	 * to *SIZE.  0, or -errno with ERR saying what to do about it.
 	 */
 	int (*open)(struct tconn **out, const struct netaddr *addr,
 		    const struct transport_opts *opts, uint64_t *size,
 		    char *err, size_t errlen);
+	/*
+	 * Optional: the frame pool, once mapped, before the first submit;
+	 * every X->buf lies in it.  The verbs transport registers it for
+	 * RDMA.  0, or -errno with ERR saying what to do about it.
+	 */
+	int (*set_pool)(struct tconn *c, void *base, uint64_t len,
+			char *err, size_t errlen);
 	/* Queue X; X->done() follows (possibly before submit returns). */
 	void (*submit)(struct tconn *c, struct dlm_xfer *x);
 	int (*alive)(struct tconn *c);
@@ -81,5 +95,8 @@ struct transport_ops {
 };
 
 extern const struct transport_ops transport_tcp;
+#ifdef DLM_WITH_VERBS
+extern const struct transport_ops transport_verbs;
+#endif
 
 #endif /* DLM_TRANSPORT_H */

@@ -29,7 +29,7 @@ PKGS=(
 	qemu-system-x86 busybox-static iproute2 procps
 	# daemon: generic netlink; transports (RDMA verbs, MPI) and their tools
 	libnl-3-dev libnl-genl-3-dev
-	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev perftest
+	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils perftest
 	openmpi-bin libopenmpi-dev mpich libmpich-dev
 	# test and comparison tools
 	nbd-server nbd-client fio stress-ng

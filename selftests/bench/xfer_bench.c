@@ -4,12 +4,14 @@
  * to and from dlm-memservers through the same transport code dlmd uses,
  * with no kernel, no faults and no page tables in the way.
  *
- *   xfer_bench [-b KB] [-n COUNT] [-d DEPTH] HOST:PORT [HOST:PORT...]
+ *   xfer_bench [-t tcp|verbs] [-b KB] [-n COUNT] [-d DEPTH] HOST:PORT...
  *
  * Writes COUNT blocks spread over the servers (DEPTH in flight per
  * server), then reads them all back and checks them.  Prints
  * "write_mbs=... read_mbs=..." (one direction each, MB = 10^6 bytes, as
- * stream reports).  Exit 0, 1 on a mismatch, 2 on a setup error.
+ * stream reports).  With -t verbs (dlm-memserver --transport verbs) the
+ * buffer is registered as dlmd registers its frame pool.  Exit 0, 1 on a
+ * mismatch, 2 on a setup error.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -24,6 +26,7 @@
 
 #define MAXSRV 8
 
+static const struct transport_ops *tops = &transport_tcp;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static unsigned int inflight[MAXSRV], failed;
@@ -73,7 +76,7 @@ static double pass(struct tconn **c, unsigned int nsrv, enum xfer_op op,
 		jobs[i].x.remote_off = (uint64_t)(i / nsrv) * bs;
 		jobs[i].x.buf = buf + (size_t)i * bs;
 		jobs[i].x.done = done;
-		transport_tcp.submit(c[s], &jobs[i].x);
+		tops->submit(c[s], &jobs[i].x);
 	}
 	pthread_mutex_lock(&lock);
 	for (s = 0; s < nsrv; s++)
@@ -94,13 +97,31 @@ int main(int argc, char **argv)
 	char err[256];
 	int opt;
 
-	while ((opt = getopt(argc, argv, "b:n:d:h")) != -1) {
+	while ((opt = getopt(argc, argv, "t:b:n:d:h")) != -1) {
 		switch (opt) {
+		case 't':
+#ifdef DLM_WITH_VERBS
+			if (!strcmp(optarg, "verbs")) {
+				tops = &transport_verbs;
+				break;
+			}
+#endif
+			if (strcmp(optarg, "tcp")) {
+				fprintf(stderr, "xfer_bench: -t %s: tcp%s\n", optarg,
+#ifdef DLM_WITH_VERBS
+					" or verbs"
+#else
+					" only (built without rdma-core)"
+#endif
+					);
+				return 2;
+			}
+			break;
 		case 'b': bs = strtoul(optarg, NULL, 0) * 1024; break;
 		case 'n': count = (unsigned int)atoi(optarg); break;
 		case 'd': depth = (unsigned int)atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: xfer_bench [-b KB] [-n COUNT] [-d DEPTH] HOST:PORT...\n");
+			fprintf(stderr, "usage: xfer_bench [-t tcp|verbs] [-b KB] [-n COUNT] [-d DEPTH] HOST:PORT...\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -111,6 +132,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_init("xfer_bench", DLOG_WARN);
+	buf = malloc((size_t)count * bs);
+	jobs = calloc(count, sizeof(*jobs));
+	if (!buf || !jobs) {
+		fprintf(stderr, "xfer_bench: out of memory\n");
+		return 2;
+	}
 	for (i = 0; i < nsrv; i++) {
 		struct transport_opts o = { .connect_timeout_ms = 5000,
 					    .io_timeout_ms = 30000, .index = i };
@@ -122,7 +149,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "xfer_bench: %s: %s\n", argv[optind + i], why);
 			return 2;
 		}
-		if (transport_tcp.open(&c[i], &a, &o, &size, err, sizeof(err))) {
+		if (tops->open(&c[i], &a, &o, &size, err, sizeof(err))) {
 			fprintf(stderr, "xfer_bench: %s: %s\n", argv[optind + i], err);
 			return 2;
 		}
@@ -133,11 +160,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	buf = malloc((size_t)count * bs);
-	jobs = calloc(count, sizeof(*jobs));
-	if (!buf || !jobs) {
-		fprintf(stderr, "xfer_bench: out of memory\n");
-		return 2;
+	for (i = 0; tops->set_pool && i < nsrv; i++) {
+		if (tops->set_pool(c[i], buf, (uint64_t)count * bs, err,
+				   sizeof(err))) {
+			fprintf(stderr, "xfer_bench: %s\n", err);
+			return 2;
+		}
 	}
 	for (k = 0; k < (size_t)count * bs; k++)
 		buf[k] = (uint8_t)(k * 7 + k / 4096);
@@ -148,9 +176,9 @@ int main(int argc, char **argv)
 		if (buf[k] != (uint8_t)(k * 7 + k / 4096))
 			break;
 	for (i = 0; i < nsrv; i++)
-		transport_tcp.close(c[i]);
-	printf("servers=%u block_kb=%zu count=%u depth=%u write_mbs=%.1f read_mbs=%.1f failed=%u intact=%d\n",
-	       nsrv, bs / 1024, count, depth, (double)count * bs / tw / 1e6,
+		tops->close(c[i]);
+	printf("transport=%s servers=%u block_kb=%zu count=%u depth=%u write_mbs=%.1f read_mbs=%.1f failed=%u intact=%d\n",
+	       tops->name, nsrv, bs / 1024, count, depth, (double)count * bs / tw / 1e6,
 	       (double)count * bs / tr / 1e6, failed,
 	       k == (size_t)count * bs);
 	return failed || k != (size_t)count * bs;

@@ -100,3 +100,19 @@ subtests() {
 		fail=1
 	fi
 }
+
+# rwcheck NAME DESC ARGS...: dlm_rw ($rw) ARGS must read back every word
+# and swap pages in; its output in $tmp/NAME.out.
+# shellcheck disable=SC2154 # $rw comes from the sourcing test
+rwcheck() {
+	local name=$1 desc=$2 rc
+	shift 2
+	timeout 300 "$rw" "$@" >"$tmp/$name.out" 2>&1
+	rc=$?
+	if ((rc == 0)) && grep -q '^bad=0 .*swapins=[1-9]' "$tmp/$name.out"; then
+		ok "$desc: $(grep -o 'seconds=[0-9.]*' "$tmp/$name.out")"
+	else
+		notok "$desc (exit $rc)"
+		diag "$tmp/$name.out"
+	fi
+}

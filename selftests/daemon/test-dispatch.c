@@ -293,7 +293,7 @@ int main(int argc, char **argv)
 		ok &= size == 8 * MiB;
 		dispatch_attach(d, (unsigned int)i, c, size);
 	}
-	dispatch_set_pool(d, pool, POOL, 4096);
+	dispatch_set_pool(d, pool, POOL, 4096, NULL, 0);
 	ok &= dispatch_start(d) == 0;
 	tap_ok(ok && dispatch_alive_servers(d) == 3,
 	       "three memory servers connected, each says 8 MiB");

@@ -11,7 +11,7 @@ set -uo pipefail
 need "$bin/dlmd"
 dlmd=$bin/dlmd
 echo "TAP version 13"
-echo "1..15"
+echo "1..17"
 
 # expect DESC STATUS PATTERN ARGS...: dlmd ARGS exits STATUS and its
 # stderr (or stdout for status 0) matches the glob PATTERN.
@@ -56,6 +56,20 @@ expect "bad --mpi-thread-level: usage error" 2 \
 expect "--mpi-* without mpirun: usage error naming mpirun" 2 \
 	"dlmd: --mpi-* options need an MPI launch: mpirun -np N dlmd*" \
 	--mpi-protocol as2 -f x
+expect "bad --transport: usage error" 2 \
+	"dlmd: --transport 'rdma': use tcp or verbs*" --transport rdma -f x
+rdma_devs=(/sys/class/infiniband/*)
+if [[ -e ${rdma_devs[0]} ]]; then
+	skip "--transport verbs without an RDMA device: this machine has one"
+elif [[ $("$dlmd" --version) != *"transports: tcp verbs"* ]]; then
+	expect "--transport verbs when built without rdma-core names the packages" 1 \
+		"dlmd: --transport verbs: this dlmd was built without rdma-core*libibverbs-dev*" \
+		--transport verbs -f "$tmp/bad.mf"
+else
+	expect "--transport verbs without an RDMA device: exit 1 naming rdma_rxe" 1 \
+		"dlmd: --transport verbs: no RDMA device*modprobe rdma_rxe*" \
+		--transport verbs -f "$tmp/bad.mf"
+fi
 expect "missing memfile: exit 1 naming it" 1 \
 	"dlmd: memfile $tmp/none.mf: No such file or directory*" -f "$tmp/none.mf"
 

@@ -23,7 +23,8 @@ bad=0
 for args in "" "--size 8" "--listen 127.0.0.1:0" \
 	"--listen 127.0.0.1:0 --size 0" "--listen 127.0.0.1:0 --size 12abc" \
 	"--listen 127.0.0.1 --size 8" "--listen 127.0.0.1:99999 --size 8" \
-	"--listen 127.0.0.1:0 --size 8 --log-level loud" "--bogus"; do
+	"--listen 127.0.0.1:0 --size 8 --log-level loud" \
+	"--listen 127.0.0.1:0 --size 8 --transport rdma" "--bogus"; do
 	# shellcheck disable=SC2086 # word splitting wanted
 	"$ms" $args >/dev/null 2>"$tmp/usage.err"
 	rc=$?

@@ -21,17 +21,3 @@ registered() {
 rank0_pid() {
 	sed -n 's/.*prog=dlmd msg="starting".* pid=\([0-9]*\).*/\1/p' "$1"
 }
-
-# rwcheck NAME DESC ARGS...: dlm_rw ARGS must read back every word.
-rwcheck() {
-	local name=$1 desc=$2 rc
-	shift 2
-	timeout 300 "$rw" "$@" >"$tmp/$name.out" 2>&1
-	rc=$?
-	if ((rc == 0)) && grep -q '^bad=0 .*swapins=[1-9]' "$tmp/$name.out"; then
-		ok "$desc: $(grep -o 'seconds=[0-9.]*' "$tmp/$name.out")"
-	else
-		notok "$desc (exit $rc)"
-		diag "$tmp/$name.out"
-	fi
-}

@@ -1,0 +1,275 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# verbs_test.sh - dlmd --transport verbs against dlm-memserver --transport
+# verbs over two soft-RoCE devices on a veth pair (rxe.sh), in a VM:
+#
+#   vm-images/vm-run -- selftests/verbs/verbs_test.sh
+#
+# Without an RDMA device both programs refuse with the fix named.  Then:
+# the integrity runs of the TCP suite (dlm_rw writes and checks every word:
+# 1 MB pages sequential, 64 KB pages random with two threads and CLOCK),
+# the bytes crossing the veth pair, the memory server's CPU time while
+# pages move (one-sided: only connection handling), a peer that is not a
+# dlmd refused, a server whose locked-memory limit is too low refused with
+# the limit named, a memory server killed under load and a link that goes
+# down under load (a queue pair error): the program ends within a bound,
+# dlmd lives on and logs the death once, a space on the surviving server
+# works; SIGTERM disconnects cleanly.  TAP.
+set -uo pipefail
+# shellcheck source=selftests/daemon/lib.sh
+. "$(dirname "$0")/../daemon/lib.sh"
+# shellcheck source=selftests/verbs/rxe.sh
+. "$(dirname "$0")/rxe.sh"
+
+ko=${DLM_KO:-$top/kmod/dlmem.ko}
+rw=${DLM_RW:-$build/selftests/remote/dlm_rw}
+echo "TAP version 13"
+if [[ $(id -u) != 0 || -z ${DLM_VM:-} ]]; then
+	echo "1..0 # SKIP needs root in a VM (vm-images/vm-run): it adds soft-RoCE devices"
+	exit 4
+fi
+need "$bin/dlmd" "$bin/dlm-memserver" "$rw"
+if [[ $("$bin/dlmd" --version) != *"transports: tcp verbs"* ]]; then
+	echo "1..0 # SKIP dlmd built without rdma-core (make deps; make)"
+	exit 4
+fi
+if [[ ! -d /sys/module/dlmem ]] && ! insmod "$ko"; then
+	echo "Bail out! cannot load $ko"
+	exit 1
+fi
+echo "1..20"
+trap 'rxe_teardown; cleanup' EXIT
+
+# 1-2: no RDMA device yet.
+rdma_devs=(/sys/class/infiniband/*)
+if [[ -e ${rdma_devs[0]} ]]; then
+	skip "dlm-memserver --transport verbs without an RDMA device: devices exist already"
+	skip "dlmd --transport verbs without an RDMA device: devices exist already"
+else
+	"$bin/dlm-memserver" --transport verbs --listen '[::1]:7777' --size 8 \
+		2>"$tmp/nodev-ms.err"
+	rc=$?
+	if ((rc == 1)) && grep -q 'no RDMA device.*modprobe rdma_rxe' "$tmp/nodev-ms.err"; then
+		ok "dlm-memserver --transport verbs without an RDMA device: exit 1, names modprobe rdma_rxe"
+	else
+		notok "dlm-memserver without an RDMA device (exit $rc)"
+		diag "$tmp/nodev-ms.err"
+	fi
+	printf '8\n8 [::1]:7777\n' >"$tmp/nodev.mf"
+	"$bin/dlmd" --transport verbs -f "$tmp/nodev.mf" 2>"$tmp/nodev-d.err"
+	rc=$?
+	if ((rc == 1)) && grep -q 'no RDMA device.*rdma link add' "$tmp/nodev-d.err" &&
+	   [[ $(cat /sys/class/misc/dlm/daemon) == 0 ]]; then
+		ok "dlmd --transport verbs without an RDMA device: exit 1 before registering, names rdma link add"
+	else
+		notok "dlmd without an RDMA device (exit $rc)"
+		diag "$tmp/nodev-d.err"
+	fi
+fi
+
+# 3
+if rxe_setup; then
+	ok "soft-RoCE: rxe0 on va, rxe1 on vb (fe80::/64, MTU 9000)"
+else
+	notok "soft-RoCE devices on a veth pair"
+	exit 1
+fi
+
+# start_vserver NAME MB [EXTRA...]: dlm-memserver --transport verbs on
+# vb's link-local address, any free port.  Sets MS_PID and MS_PORT.
+start_vserver() {
+	local name=$1 mb=$2 i
+	shift 2
+	MS_PORT=
+	"$@" "$bin/dlm-memserver" --transport verbs --listen "[$LB%vb]:0" \
+		--size "$mb" 2>"$tmp/$name.log" &
+	MS_PID=$!
+	pids+=("$MS_PID")
+	for ((i = 0; i < 300; i++)); do
+		MS_PORT=$(sed -n 's/.*msg="listening" addr=\[.*\]:\([0-9]*\) .*/\1/p' \
+			"$tmp/$name.log" 2>/dev/null)
+		[[ -n $MS_PORT ]] && return 0
+		kill -0 "$MS_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	diag "$tmp/$name.log"
+	return 1
+}
+
+# cpu_ms NAME: user+sys ms the server NAME logged last (SIGUSR1 or exit).
+cpu_ms() {
+	sed -n 's/.*cpu_user_ms=\([0-9]*\) cpu_sys_ms=\([0-9]*\).*/\1 \2/p' \
+		"$tmp/$1.log" | tail -1 | awk '{ print $1 + $2 }'
+}
+
+# 4
+if start_vserver ms1 32 && p1=$MS_PORT ms1=$MS_PID &&
+   start_vserver ms2 64 && p2=$MS_PORT ms2=$MS_PID; then
+	ok "two verbs memory servers (32 and 64 MB) on rxe1: $(grep -o 'msg="memory registered".*' "$tmp/ms2.log")"
+else
+	notok "two verbs memory servers"
+	exit 1
+fi
+
+# 5
+printf '# verbs\n32\n32 [%s%%va]:%s\n64 [%s%%va]:%s\n' "$LB" "$p1" "$LB" "$p2" \
+	>"$tmp/memfile"
+"$bin/dlmd" --transport verbs -f "$tmp/memfile" --stats-file "$tmp/stats.json" \
+	--stats-interval 1 2>"$tmp/dlmd.log" &
+dlmd=$!
+pids+=("$dlmd")
+for ((i = 0; i < 300; i++)); do
+	grep -q 'msg="registered"' "$tmp/dlmd.log" && break
+	kill -0 "$dlmd" 2>/dev/null || break
+	sleep 0.1
+done
+if grep -q 'msg="registered".*alive_servers=2' "$tmp/dlmd.log" &&
+   [[ $(grep -c 'msg="verbs connection".*device=rxe0' "$tmp/dlmd.log") == 2 ]]; then
+	ok "dlmd --transport verbs registered, both servers connected through rxe0"
+else
+	notok "dlmd --transport verbs registered"
+	diag "$tmp/dlmd.log"
+	exit 1
+fi
+
+# 6-8
+kill -USR1 "$ms1" "$ms2"
+sleep 0.5
+cpu0=$(($(cpu_ms ms1) + $(cpu_ms ms2)))
+rx0=$(rxe_rx_bytes)
+rwcheck seq "24 MB space, 2 MB budget, 1 MB pages over verbs: every word read back" \
+	-t 24 -b 2048 -p 1024
+rwcheck rand "16 MB space, 64 KB pages, random order, 2 threads, clock, over verbs" \
+	-t 16 -b 1024 -p 64 -a random -j 2 -P clock
+rx=$(($(rxe_rx_bytes) - rx0))
+if ((rx >= 24 << 20)); then
+	ok "the pages crossed the veth pair: $((rx >> 20)) MB received on va"
+else
+	notok "only $rx bytes received on va"
+fi
+
+# 9: one-sided: the servers' CPU time does not grow with the pages.
+kill -USR1 "$ms1" "$ms2"
+sleep 0.5
+cpu=$(($(cpu_ms ms1) + $(cpu_ms ms2) - cpu0))
+swaps=$(grep -ho 'swapins=[0-9]*' "$tmp/seq.out" "$tmp/rand.out" |
+	awk -F= '{ s += $2 } END { print s + 0 }')
+if ((swaps > 100 && cpu * 10 < swaps)); then
+	ok "memory servers' CPU while $swaps pages were swapped in: ${cpu} ms (< 0.1 ms per page)"
+else
+	notok "memory servers' CPU: $cpu ms for $swaps swap-ins"
+fi
+
+# 10: a peer that is not a dlmd.
+if command -v rping >/dev/null; then
+	timeout 20 rping -c -a "$LB%va" -p "$p1" -C 1 >"$tmp/rping.out" 2>&1
+	sleep 0.3
+	if grep -q 'refused a connection: not a dlmd' "$tmp/ms1.log" &&
+	   kill -0 "$ms1"; then
+		ok "a connection without the dlmd hello (rping) is refused; the server serves on"
+	else
+		notok "rping against the memory server"
+		diag "$tmp/ms1.log"
+	fi
+else
+	skip "rping (rdmacm-utils) missing"
+fi
+
+# 11: the locked-memory limit of an unprivileged server.
+setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	prlimit --memlock=1048576 -- "$bin/dlm-memserver" --transport verbs \
+	--listen "[$LB%vb]:0" --size 64 2>"$tmp/memlock.err"
+rc=$?
+if ((rc == 1)) && grep -q 'cannot register 64 MB.*locked-memory limit' "$tmp/memlock.err"; then
+	ok "an unprivileged server over its locked-memory limit: exit 1, names ulimit -l"
+else
+	notok "memlock limit (exit $rc)"
+	diag "$tmp/memlock.err"
+fi
+
+# 12-14: memory server 1 killed under load.
+deadline_run() {	# deadline_run NAME SECONDS ARGS...: dlm_rw in the background
+	local name=$1 t=$2
+	shift 2
+	timeout "$t" "$rw" "$@" >"$tmp/$name.out" 2>&1 &
+	job=$!
+}
+deadline_run kill 120 -t 48 -b 2048 -p 256 -r 20
+sleep 3
+kill -KILL "$ms1"
+t0=$SECONDS
+wait "$job"
+rc=$?
+if ((rc != 124 && rc != 0)) && kill -0 "$dlmd" 2>/dev/null; then
+	ok "memory server 1 killed under load: dlm_rw ended in $((SECONDS - t0)) s (exit $rc), dlmd alive"
+else
+	notok "memory server 1 killed under load: exit $rc"
+	diag "$tmp/kill.out"
+fi
+deaths=$(grep -c 'msg="memory server dead.* rank=1 ' "$tmp/dlmd.log")
+if ((deaths == 1)) && grep -q 'rank=1 .*disconnected' "$tmp/dlmd.log"; then
+	ok "its death logged once: $(grep -o 'rank=1 .*why="[^"]*"' "$tmp/dlmd.log" | head -1)"
+else
+	notok "its death logged $deaths times"
+	diag "$tmp/dlmd.log"
+fi
+rwcheck after "a 40 MB space on the surviving server works" -t 40 -b 2048 -p 1024
+
+# 15-17: the link goes down under load: the queue pair fails.
+deadline_run link 120 -t 40 -b 2048 -p 256 -r 50
+sleep 3
+ip link set vb down
+t0=$SECONDS
+wait "$job"
+rc=$?
+ip link set vb up
+if ((rc != 124 && rc != 0)) && kill -0 "$dlmd" 2>/dev/null; then
+	ok "link down under load: dlm_rw ended in $((SECONDS - t0)) s (exit $rc), dlmd alive"
+else
+	notok "link down under load: exit $rc"
+	diag "$tmp/link.out"
+fi
+if grep -q 'msg="memory server dead.* rank=2 .*why="\(RDMA\|no completion\)' "$tmp/dlmd.log"; then
+	ok "server 2 marked dead: $(grep -o 'rank=2 .*why="[^"]*"' "$tmp/dlmd.log" | head -1)"
+else
+	notok "server 2 not marked dead by the link failure"
+	diag "$tmp/dlmd.log"
+fi
+rw_out=$(timeout 60 "$rw" -t 8 -b 1024 -p 1024 2>&1)
+rc=$?
+if ((rc == 2)) && grep -q 'No space left' <<<"$rw_out"; then
+	ok "with both servers dead a remote space is refused (ENOSPC), no hang"
+else
+	notok "no server left: exit $rc"
+	sed 's/^/# /' <<<"$rw_out"
+fi
+
+# 18: stats, then 19-20: SIGTERM.
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["bytes_in"] >= 24 << 20 else 1)' \
+	"$tmp/stats.json" 2>"$tmp/json.err"; then
+	ok "the stats file counts the fetched bytes"
+else
+	notok "stats file"
+	diag "$tmp/json.err"
+	diag "$tmp/stats.json"
+fi
+kill -TERM "$dlmd"
+wait "$dlmd"
+rc=$?
+if ((rc == 0)) && [[ $(cat /sys/class/misc/dlm/daemon) == 0 ]]; then
+	ok "SIGTERM: dlmd unregisters and exits 0"
+else
+	notok "SIGTERM: exit $rc"
+	diag "$tmp/dlmd.log"
+fi
+kill -TERM "$ms2"
+wait "$ms2"
+rc=$?
+if ((rc == 0)) && grep -q 'msg="exit".*cpu_user_ms=' "$tmp/ms2.log"; then
+	ok "memory server 2 exits 0 on SIGTERM and logs its CPU time"
+else
+	notok "memory server 2 SIGTERM: exit $rc"
+	diag "$tmp/ms2.log"
+fi
+exit $fail
