@@ -40,7 +40,8 @@ USER_CFLAGS	:= -O2 -g -Wall $(USER_WERROR) -I$(CURDIR)/uapi
 KSFT_INC	:= $(O)/kselftest
 
 .PHONY: all modules user help deps check check-native check-vm check-vm-new lint \
-	sparse checkpatch dkms-test intree-test demo bench bench-mpi install clean
+	sparse checkpatch dkms-test intree-test demo bench bench-mpi bench-verbs \
+	install clean
 
 all: modules user
 
@@ -60,6 +61,8 @@ help:
 	@echo '                  table and PNG in $(RESULTS)/bench'
 	@echo 'make bench-mpi    triad and Himeno over the tcp, Open MPI and MPICH transports,'
 	@echo '                  kernel and MPI swap protocols side by side (BENCH_MPI_ARGS)'
+	@echo 'make bench-verbs  perftest ib_read_bw/ib_write_bw beside the triad over verbs, tcp'
+	@echo '                  and MPI on soft-RoCE, in a VM (BENCH_VERBS_ARGS)'
 	@echo 'make install      install dlmem.ko and the uapi header'
 	@echo 'Variables: KDIR, VM_KERNEL, O, WERROR, CONFIG_DLMEM_*'
 
@@ -187,11 +190,18 @@ bench: deps
 		selftests/bench/stream.sh $(BENCH_ARGS)
 
 BENCH_MPI_ARGS	?= 32 3 50 25 10 7
+BENCH_VERBS_ARGS ?= 32 3 25 10
 bench-mpi: deps
 	@$(MAKE) --no-print-directory all
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 10800 --out $(RESULTS)/vm-bench-mpi -- \
 		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/mpi.sh $(BENCH_MPI_ARGS)
+
+bench-verbs: deps
+	@$(MAKE) --no-print-directory all
+	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 7200 --out $(RESULTS)/vm-bench-verbs -- \
+		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
+		selftests/bench/verbs.sh $(BENCH_VERBS_ARGS)
 
 install: modules
 	$(KMAKE) modules_install
