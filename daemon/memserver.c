@@ -343,6 +343,38 @@ static void stop_clients(void)
 	pthread_mutex_unlock(&srv.lock);
 }
 
+enum verbs_step { VERBS_LISTEN, VERBS_EVENT, VERBS_COUNTERS, VERBS_STOP };
+
+/*
+ * --transport verbs (memserver_verbs.c): LISTEN returns the fd to poll
+ * or -1; the others handle its events, log the counters, stop.  Only
+ * reached with verbs built in (the option is refused otherwise).
+ */
+static int serve_verbs(enum verbs_step step, const struct netaddr *addr)
+{
+#ifdef DLM_WITH_VERBS
+	switch (step) {
+	case VERBS_LISTEN:
+		return memserver_verbs_listen(addr, srv.mem, srv.size);
+	case VERBS_EVENT:
+		memserver_verbs_event();
+		break;
+	case VERBS_COUNTERS:
+		memserver_verbs_counters("counters");
+		break;
+	case VERBS_STOP:
+		memserver_verbs_stop();
+		memserver_verbs_counters("exit");
+		break;
+	}
+	return 0;
+#else
+	(void)step;
+	(void)addr;
+	return -1;
+#endif
+}
+
 static int parse_mb(const char *s, uint64_t *mb)
 {
 	char *end;
@@ -473,17 +505,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-#ifdef DLM_WITH_VERBS
-	if (verbs)
-		return memserver_verbs_serve(&addr, srv.mem, srv.size, sfd);
-#endif
-	lfd = net_listen(&addr, bound, sizeof(bound), err, sizeof(err));
-	if (lfd < 0) {
-		fprintf(stderr, "dlm-memserver: %s\n", err);
+	lfd = verbs ? serve_verbs(VERBS_LISTEN, &addr) : -1;
+	if (verbs && lfd < 0)
 		return 1;
+	if (!verbs) {
+		lfd = net_listen(&addr, bound, sizeof(bound), err, sizeof(err));
+		if (lfd < 0) {
+			fprintf(stderr, "dlm-memserver: %s\n", err);
+			return 1;
+		}
+		log_info("listening", "addr=%s size=%" PRIu64 " max_io=%u pid=%d",
+			 bound, srv.size, WIRE_MAX_IO, (int)getpid());
 	}
-	log_info("listening", "addr=%s size=%" PRIu64 " max_io=%u pid=%d",
-		 bound, srv.size, WIRE_MAX_IO, (int)getpid());
 
 	pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
@@ -498,15 +531,24 @@ int main(int argc, char **argv)
 			if (read(sfd, &si, sizeof(si)) != sizeof(si))
 				continue;
 			if (si.ssi_signo == SIGUSR1) {
-				log_counters("counters");
+				if (verbs)
+					serve_verbs(VERBS_COUNTERS, NULL);
+				else
+					log_counters("counters");
 				continue;
 			}
 			log_info("signal received, exiting", "signal=%s",
 				 si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
 			break;
 		}
-		if (pfd[0].revents & POLLIN)
+		if (pfd[0].revents & POLLIN && verbs)
+			serve_verbs(VERBS_EVENT, NULL);
+		else if (pfd[0].revents & POLLIN)
 			accept_one(lfd);
+	}
+	if (verbs) {
+		serve_verbs(VERBS_STOP, NULL);
+		return 0;
 	}
 	close(lfd);
 	stop_clients();

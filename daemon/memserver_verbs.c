@@ -13,12 +13,10 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,7 +53,7 @@ static struct {
 	uint64_t conns, refused;
 } vs;
 
-static void log_cpu(const char *msg)
+void memserver_verbs_counters(const char *msg)
 {
 	struct rusage ru;
 
@@ -329,31 +327,29 @@ static void cm_event(struct rdma_event_channel *ec)
 	}
 }
 
-int memserver_verbs_serve(const struct netaddr *addr, uint8_t *mem,
-			  uint64_t size, int sfd)
+/* The listener: its event channel is what main polls. */
+static struct rdma_event_channel *ec;
+static struct rdma_cm_id *lid;
+
+int memserver_verbs_listen(const struct netaddr *addr, uint8_t *mem,
+			   uint64_t size)
 {
-	struct rdma_event_channel *ec = NULL;
-	struct rdma_cm_id *lid = NULL;
 	struct sockaddr_storage ss;
-	struct signalfd_siginfo si;
-	struct pollfd pfd[2];
 	char err[512], bound[NETADDR_STR_MAX];
 	struct netaddr b;
-	unsigned int i;
-	int rc = 1;
 
 	vs.mem = mem;
 	vs.size = size;
 	if (verbs_check_devices(err, sizeof(err)) ||
 	    verbs_sockaddr(addr, &ss, err, sizeof(err))) {
 		fprintf(stderr, "dlm-memserver: %s\n", err);
-		return 1;
+		return -1;
 	}
 	ec = rdma_create_event_channel();
 	if (!ec || rdma_create_id(ec, &lid, NULL, RDMA_PS_TCP)) {
 		fprintf(stderr, "dlm-memserver: rdma_cm: %s (is the rdma_ucm module loaded? modprobe rdma_ucm)\n",
 			strerror(errno));
-		goto out;
+		return -1;
 	}
 	if (rdma_bind_addr(lid, (struct sockaddr *)&ss) ||
 	    rdma_listen(lid, LISTEN_BACKLOG)) {
@@ -362,44 +358,30 @@ int memserver_verbs_serve(const struct netaddr *addr, uint8_t *mem,
 			errno == EADDRNOTAVAIL || errno == ENODEV ?
 			" (no RDMA device has that address: ibv_devices; rdma link)" :
 			errno == EADDRINUSE ? " (port taken; pick another)" : "");
-		goto out;
+		return -1;
 	}
 	/* Bound to one device's address: register now, fail early. */
 	if (lid->verbs && !get_dev(lid->verbs, err, sizeof(err))) {
 		fprintf(stderr, "dlm-memserver: %s\n", err);
-		goto out;
+		return -1;
 	}
 	b = *addr;
 	snprintf(b.port, sizeof(b.port), "%u", ntohs(rdma_get_src_port(lid)));
 	log_info("listening", "addr=%s size=%" PRIu64 " max_io=%u transport=verbs pid=%d",
 		 netaddr_str(&b, bound, sizeof(bound)), size, WIRE_MAX_IO,
 		 (int)getpid());
+	return ec->fd;
+}
 
-	pfd[0] = (struct pollfd){ .fd = ec->fd, .events = POLLIN };
-	pfd[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-	for (;;) {
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			log_error("poll failed", "err=\"%s\"", strerror(errno));
-			goto out;
-		}
-		if (pfd[1].revents & POLLIN) {
-			if (read(sfd, &si, sizeof(si)) != sizeof(si))
-				continue;
-			if (si.ssi_signo == SIGUSR1) {
-				log_cpu("counters");
-				continue;
-			}
-			log_info("signal received, exiting", "signal=%s",
-				 si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
-			break;
-		}
-		if (pfd[0].revents & POLLIN)
-			cm_event(ec);
-	}
-	rc = 0;
-out:
+void memserver_verbs_event(void)
+{
+	cm_event(ec);
+}
+
+void memserver_verbs_stop(void)
+{
+	unsigned int i;
+
 	while (vs.clients) {
 		rdma_disconnect(vs.clients->id);
 		client_free(vs.clients);
@@ -411,8 +393,9 @@ out:
 		ibv_destroy_cq(vs.dev[i].cq);
 		ibv_dealloc_pd(vs.dev[i].pd);
 	}
+	vs.ndev = 0;
 	if (ec)
 		rdma_destroy_event_channel(ec);
-	log_cpu("exit");
-	return rc;
+	lid = NULL;
+	ec = NULL;
 }

@@ -10,12 +10,18 @@
 #include "netaddr.h"
 
 /*
- * Listen for dlmd's rdma_cm connections at ADDR and serve MEM (SIZE
- * bytes) by RDMA until SIGTERM or SIGINT arrives on the signalfd SFD
- * (SIGUSR1 logs the counters).  Returns the exit status: 0 after a
- * signal, 1 when it cannot serve (the reason on stderr).
+ * Listen for dlmd's rdma_cm connections at ADDR to serve MEM (SIZE bytes)
+ * by RDMA; registers MEM now when ADDR is one device's.  Returns the fd
+ * to poll (then call memserver_verbs_event()), or -1 with the reason on
+ * stderr.
  */
-int memserver_verbs_serve(const struct netaddr *addr, uint8_t *mem,
-			  uint64_t size, int sfd);
+int memserver_verbs_listen(const struct netaddr *addr, uint8_t *mem,
+			   uint64_t size);
+/* Handle the connection events waiting on the fd. */
+void memserver_verbs_event(void);
+/* Log the counters and this process's CPU time under MSG. */
+void memserver_verbs_counters(const char *msg);
+/* Disconnect every client, release the registrations and the listener. */
+void memserver_verbs_stop(void);
 
 #endif /* DLM_MEMSERVER_VERBS_H */

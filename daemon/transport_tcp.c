@@ -21,6 +21,7 @@
 
 #include "log.h"
 #include "transport.h"
+#include "xfer_list.h"
 #include "wire.h"
 
 struct tconn {
@@ -36,41 +37,6 @@ struct tconn {
 	uint64_t next_tag;
 	pthread_t tx, rx;
 };
-
-static void list_append(struct dlm_xfer **head, struct dlm_xfer **tail,
-			struct dlm_xfer *x)
-{
-	x->next = NULL;
-	if (*tail)
-		(*tail)->next = x;
-	else
-		*head = x;
-	*tail = x;
-}
-
-static struct dlm_xfer *list_pop(struct dlm_xfer **head,
-				 struct dlm_xfer **tail)
-{
-	struct dlm_xfer *x = *head;
-
-	if (x) {
-		*head = x->next;
-		if (!*head)
-			*tail = NULL;
-		x->next = NULL;
-	}
-	return x;
-}
-
-static void fail_all(struct dlm_xfer *x)
-{
-	struct dlm_xfer *next;
-
-	for (; x; x = next) {
-		next = x->next;
-		x->done(x, -EIO);
-	}
-}
 
 /* Take everything pending off C; returns the list (in flight first). */
 static struct dlm_xfer *take_pending(struct tconn *c)
@@ -106,7 +72,7 @@ static void tcp_die(struct tconn *c, const char *why)
 	shutdown(c->fd, SHUT_RDWR);
 	if (notify && c->opts.dead)
 		c->opts.dead(c->opts.ctx, c->opts.index, why);
-	fail_all(all);
+	xfer_fail_all(all);
 }
 
 static void *tx_main(void *arg)
@@ -125,10 +91,10 @@ static void *tx_main(void *arg)
 			pthread_cond_wait(&c->tx_cv, &c->lock);
 		if (c->dead || c->stopping)
 			break;
-		x = list_pop(&c->q_head, &c->q_tail);
+		x = xfer_list_pop(&c->q_head, &c->q_tail);
 		x->tag = c->next_tag++;
 		/* In flight before it is sent: the reply may be quick. */
-		list_append(&c->f_head, &c->f_tail, x);
+		xfer_list_append(&c->f_head, &c->f_tail, x);
 		pthread_cond_signal(&c->rx_cv);
 		/* X may be completed (and freed) by tcp_die from here on. */
 		h = wire_req(x->op == XFER_WRITE ? WIRE_OP_WRITE : WIRE_OP_READ,
@@ -189,7 +155,7 @@ static void *rx_main(void *arg)
 		wire_hdr_decode(&h, hdr);
 
 		pthread_mutex_lock(&c->lock);
-		x = c->dead ? NULL : list_pop(&c->f_head, &c->f_tail);
+		x = c->dead ? NULL : xfer_list_pop(&c->f_head, &c->f_tail);
 		pthread_mutex_unlock(&c->lock);
 		if (!x)		/* died meanwhile: all were failed */
 			break;
@@ -355,7 +321,7 @@ static void tcp_submit(struct tconn *c, struct dlm_xfer *x)
 		x->done(x, -EIO);
 		return;
 	}
-	list_append(&c->q_head, &c->q_tail, x);
+	xfer_list_append(&c->q_head, &c->q_tail, x);
 	pthread_cond_signal(&c->tx_cv);
 	pthread_mutex_unlock(&c->lock);
 }
@@ -392,7 +358,7 @@ static void tcp_stop(struct tconn *c)
 	c->threads = 0;
 	all = take_pending(c);
 	pthread_mutex_unlock(&c->lock);
-	fail_all(all);
+	xfer_fail_all(all);
 }
 
 static void tcp_close(struct tconn *c)

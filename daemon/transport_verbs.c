@@ -35,6 +35,7 @@
 
 #include "log.h"
 #include "transport.h"
+#include "xfer_list.h"
 #include "verbs_util.h"
 #include "verbs_wire.h"
 
@@ -67,47 +68,12 @@ struct tconn {
 	struct dlm_xfer *q_head, *q_tail;	/* waiting for a send slot */
 	struct dlm_xfer *f_head, *f_tail;	/* posted, completion order */
 	unsigned int posted;
-	int dead, stopping, thread;
+	int dying, dead, stopping, thread;
 	struct timespec progress;	/* last completion, or first post */
 	struct timespec died;
 	int wake[2];
 	pthread_t thr;
 };
-
-static void list_append(struct dlm_xfer **head, struct dlm_xfer **tail,
-			struct dlm_xfer *x)
-{
-	x->next = NULL;
-	if (*tail)
-		(*tail)->next = x;
-	else
-		*head = x;
-	*tail = x;
-}
-
-static struct dlm_xfer *list_pop(struct dlm_xfer **head,
-				 struct dlm_xfer **tail)
-{
-	struct dlm_xfer *x = *head;
-
-	if (x) {
-		*head = x->next;
-		if (!*head)
-			*tail = NULL;
-		x->next = NULL;
-	}
-	return x;
-}
-
-static void fail_all(struct dlm_xfer *x)
-{
-	struct dlm_xfer *next;
-
-	for (; x; x = next) {
-		next = x->next;
-		x->done(x, -EIO);
-	}
-}
 
 static long ms_since(const struct timespec *t)
 {
@@ -127,8 +93,10 @@ static void qp_to_error(struct tconn *c)
 }
 
 /*
- * The connection failed: dead once, the owner told, the queued transfers
- * failed now and the posted ones flushed (the thread completes them).
+ * The connection failed: the owner told once, first (so that its log
+ * names this reason, not a transfer failing because of it), then dead:
+ * the queued transfers failed now and the posted ones flushed (the
+ * thread completes them).
  */
 static void verbs_die(struct tconn *c, const char *why)
 {
@@ -136,21 +104,26 @@ static void verbs_die(struct tconn *c, const char *why)
 	int notify;
 
 	pthread_mutex_lock(&c->lock);
-	if (c->dead) {
+	if (c->dying) {
 		pthread_mutex_unlock(&c->lock);
 		return;
 	}
+	c->dying = 1;
+	notify = !c->stopping;
+	pthread_mutex_unlock(&c->lock);
+
+	if (notify && c->opts.dead)
+		c->opts.dead(c->opts.ctx, c->opts.index, why);
+
+	pthread_mutex_lock(&c->lock);
 	c->dead = 1;
 	clock_gettime(CLOCK_MONOTONIC, &c->died);
-	notify = !c->stopping;
 	queued = c->q_head;
 	c->q_head = c->q_tail = NULL;
 	pthread_mutex_unlock(&c->lock);
 
 	qp_to_error(c);
-	if (notify && c->opts.dead)
-		c->opts.dead(c->opts.ctx, c->opts.index, why);
-	fail_all(queued);
+	xfer_fail_all(queued);
 }
 
 /* Post what is queued while the send queue has room; 0 or -errno. */
@@ -162,7 +135,7 @@ static int post_locked(struct tconn *c)
 	int r;
 
 	while (c->q_head && c->posted < c->depth && !c->dead) {
-		x = list_pop(&c->q_head, &c->q_tail);
+		x = xfer_list_pop(&c->q_head, &c->q_tail);
 		sge = (struct ibv_sge){
 			.addr = (uintptr_t)x->buf,
 			.length = x->len,
@@ -189,7 +162,7 @@ static int post_locked(struct tconn *c)
 				c->q_tail = x;
 			return -r;
 		}
-		list_append(&c->f_head, &c->f_tail, x);
+		xfer_list_append(&c->f_head, &c->f_tail, x);
 		c->posted++;
 	}
 	return 0;
@@ -215,16 +188,17 @@ static int reap(struct tconn *c)
 	struct ibv_wc wc[16];
 	struct dlm_xfer *x;
 	char why[160];
-	int i, n;
+	int i, n, dead;
 
 	while ((n = ibv_poll_cq(c->cq, 16, wc)) > 0) {
 		for (i = 0; i < n; i++) {
 			pthread_mutex_lock(&c->lock);
-			x = list_pop(&c->f_head, &c->f_tail);
+			x = xfer_list_pop(&c->f_head, &c->f_tail);
 			if (x && (uintptr_t)x == wc[i].wr_id) {
 				c->posted--;
 				clock_gettime(CLOCK_MONOTONIC, &c->progress);
 			}
+			dead = c->dead;
 			pthread_mutex_unlock(&c->lock);
 			if (!x || (uintptr_t)x != wc[i].wr_id) {
 				/* Never happens with an RC queue pair. */
@@ -242,7 +216,12 @@ static int reap(struct tconn *c)
 				x->done(x, 0);
 				continue;
 			}
-			if (wc[i].status != IBV_WC_WR_FLUSH_ERR) {
+			/*
+			 * A flush we did not cause (dead is not set) means
+			 * the device put the queue pair in error itself, e.g.
+			 * when its port went down.
+			 */
+			if (!dead) {
 				snprintf(why, sizeof(why), "RDMA %s failed: %s (vendor error %#x)",
 					 x->op == XFER_READ ? "READ" : "WRITE",
 					 ibv_wc_status_str(wc[i].status),
@@ -322,7 +301,7 @@ static void *verbs_main(void *arg)
 			pthread_mutex_unlock(&c->lock);
 			log_error("verbs transport: the device did not flush the posted transfers",
 				  "server=%s posted=%u", c->name, posted);
-			fail_all(left);
+			xfer_fail_all(left);
 			continue;
 		} else if (!dead && c->opts.io_timeout_ms &&
 			   idle > (long)c->opts.io_timeout_ms) {
@@ -708,7 +687,7 @@ static void verbs_submit(struct tconn *c, struct dlm_xfer *x)
 		x->done(x, -EIO);
 		return;
 	}
-	list_append(&c->q_head, &c->q_tail, x);
+	xfer_list_append(&c->q_head, &c->q_tail, x);
 	pthread_mutex_unlock(&c->lock);
 	post_or_die(c);
 }
@@ -738,7 +717,7 @@ static void verbs_stop(struct tconn *c)
 	all = c->q_head;
 	c->q_head = c->q_tail = NULL;
 	pthread_mutex_unlock(&c->lock);
-	fail_all(all);
+	xfer_fail_all(all);
 
 	/* Flush what is posted; the thread completes it, then ends. */
 	qp_to_error(c);
@@ -758,7 +737,7 @@ static void verbs_stop(struct tconn *c)
 	c->f_head = c->f_tail = NULL;
 	c->posted = 0;
 	pthread_mutex_unlock(&c->lock);
-	fail_all(all);
+	xfer_fail_all(all);
 }
 
 static void verbs_close(struct tconn *c)

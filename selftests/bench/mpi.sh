@@ -46,6 +46,8 @@ pids=()
 job=
 
 say() { echo "mpi.sh: $*" >&2; }
+# shellcheck source=selftests/bench/lib.sh
+. "$top/selftests/bench/lib.sh"
 
 cleanup() {
 	stop_daemon
@@ -101,17 +103,7 @@ srvmb=$(( (3 * mb > $(mb_of 100) ? 3 * mb : $(mb_of 100)) + 8 ))
 
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
 
-stop_daemon() {
-	local d
-	d=$(sed -n 's/.*prog=dlmd msg="starting".* pid=\([0-9]*\).*/\1/p' \
-		"$tmp/dlmd.log" 2>/dev/null)
-	[[ -n $d ]] && kill -TERM "$d" 2>/dev/null
-	if [[ -n $job ]]; then
-		timeout 60 tail --pid="$job" -f /dev/null || kill -KILL "$job"
-		wait "$job" 2>/dev/null || true
-	fi
-	job=
-}
+stop_daemon() { stop_dlmd; }
 
 # start_daemon TRANSPORT [DLMD-ARGS...]: dlmd (and servers) for TRANSPORT.
 start_daemon() {
@@ -136,23 +128,14 @@ start_daemon() {
 		;;
 	openmpi|mpich)
 		printf '%s\n%s\n%s\n' "$srvmb" "$srvmb" "$srvmb" >"$tmp/mpi.mem"
-		local launch=("mpirun.$tr" -np 3)
-		[[ $tr == openmpi ]] && launch+=(--oversubscribe --bind-to none)
-		"${launch[@]}" "$bin/bin/dlmd" -f "$tmp/mpi.mem" \
+		mpi_launch "$tr"
+		"${LAUNCH[@]}" "$bin/bin/dlmd" -f "$tmp/mpi.mem" \
 			--stats-file "$tmp/stats.json" --stats-interval 0 "$@" \
 			>"$tmp/dlmd.log" 2>&1 &
 		;;
 	esac
 	job=$!
-	until grep -q 'msg="registered"' "$tmp/dlmd.log" 2>/dev/null; do
-		kill -0 "$job" 2>/dev/null || {
-			say "$tr: dlmd did not start:"
-			tail -5 "$tmp/dlmd.log" >&2
-			job=
-			return 1
-		}
-		sleep 0.2
-	done
+	wait_registered "$tr" || return 1
 	grep -o 'protocol=[a-z0-9]*' "$tmp/dlmd.log" | head -1 >&2 || true
 }
 

@@ -41,6 +41,8 @@ job=
 . "$top/selftests/verbs/rxe.sh"
 
 say() { echo "verbs.sh: $*" >&2; }
+# shellcheck source=selftests/bench/lib.sh
+. "$top/selftests/bench/lib.sh"
 
 cleanup() {
 	set +e
@@ -132,15 +134,7 @@ cpu_ticks() {
 }
 
 stop_daemon() {
-	local d
-	d=$(sed -n 's/.*prog=dlmd msg="starting".* pid=\([0-9]*\).*/\1/p' \
-		"$tmp/dlmd.log" 2>/dev/null)
-	[[ -n $d ]] && kill -TERM "$d" 2>/dev/null
-	if [[ -n $job ]]; then
-		timeout 60 tail --pid="$job" -f /dev/null || kill -KILL "$job"
-		wait "$job" 2>/dev/null || true
-	fi
-	job=
+	stop_dlmd
 	kill "${pids[@]}" 2>/dev/null || true
 	wait "${pids[@]}" 2>/dev/null || true
 	pids=()
@@ -180,22 +174,13 @@ start_daemon() {
 		;;
 	openmpi|mpich)
 		printf '%s\n%s\n%s\n' "$srvmb" "$srvmb" "$srvmb" >"$tmp/mpi.mem"
-		local launch=("mpirun.$tr" -np 3)
-		[[ $tr == openmpi ]] && launch+=(--oversubscribe --bind-to none)
-		"${launch[@]}" "$bin/bin/dlmd" -f "$tmp/mpi.mem" \
+		mpi_launch "$tr"
+		"${LAUNCH[@]}" "$bin/bin/dlmd" -f "$tmp/mpi.mem" \
 			>"$tmp/dlmd.log" 2>&1 &
 		;;
 	esac
 	job=$!
-	until grep -q 'msg="registered"' "$tmp/dlmd.log" 2>/dev/null; do
-		kill -0 "$job" 2>/dev/null || {
-			say "$tr: dlmd did not start:"
-			tail -5 "$tmp/dlmd.log" >&2
-			job=
-			return 1
-		}
-		sleep 0.2
-	done
+	wait_registered "$tr" || return 1
 	if [[ $tr == openmpi || $tr == mpich ]]; then
 		# The server ranks: dlmd processes other than rank 0.
 		local r0

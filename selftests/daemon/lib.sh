@@ -46,21 +46,22 @@ need() {
 	done
 }
 
-# start_memserver NAME MB [wait]: a dlm-memserver on 127.0.0.1, any free
-# port, logging to $tmp/NAME.log.  Sets MS_PID and MS_PORT; 1 if it did
-# not start.  Without "wait" the job is disowned (it may be killed without
-# a job report; its status cannot be waited for).
+# start_memserver NAME MB [wait]: a dlm-memserver on ${MS_LISTEN:-
+# 127.0.0.1:0} (port 0: any free one) with the options in the array
+# MS_EXTRA, if set, logging to $tmp/NAME.log.  Sets MS_PID and MS_PORT; 1
+# if it did not start.  Without "wait" the job is disowned (it may be
+# killed without a job report; its status cannot be waited for).
 start_memserver() {
 	local name=$1 mb=$2 keep=${3:-} i
 	MS_PORT=
-	"$bin/dlm-memserver" --listen 127.0.0.1:0 --size "$mb" \
-		2>"$tmp/$name.log" &
+	"$bin/dlm-memserver" --listen "${MS_LISTEN:-127.0.0.1:0}" --size "$mb" \
+		${MS_EXTRA[@]+"${MS_EXTRA[@]}"} 2>"$tmp/$name.log" &
 	MS_PID=$!
 	pids+=("$MS_PID")
 	[[ $keep == wait ]] || disown "$MS_PID"
 	for ((i = 0; i < 200; i++)); do
 		# The log may not exist yet: the job opens it after the fork.
-		MS_PORT=$(sed -n 's/.*msg="listening" addr=127\.0\.0\.1:\([0-9]*\) .*/\1/p' \
+		MS_PORT=$(sed -n 's/.*msg="listening" addr=.*:\([0-9]*\) .*/\1/p' \
 			"$tmp/$name.log" 2>/dev/null)
 		[[ -n $MS_PORT ]] && return 0
 		kill -0 "$MS_PID" 2>/dev/null || break

@@ -102,9 +102,20 @@ job() {
 	return 1
 }
 
-stop() {	# stop NAME: SIGTERM to rank 0, the job ends
+# stop NAME: SIGTERM to rank 0, the job ends.  A job still there after
+# 60 s is shown and killed (seen once on 6.12 with the three-node job:
+# rank 0 had unregistered, mpiexec did not return); the test then goes
+# on, and its last result checks that no daemon is left in the kernel.
+stop() {
 	kill -TERM "$(rank0_pid "$tmp/$1.log")"
-	timeout 60 tail --pid="$JOB" -f /dev/null
+	if ! timeout 60 tail --pid="$JOB" -f /dev/null; then
+		echo "# WARNING: the $1 job did not end within 60 s of SIGTERM to rank 0; what is left, then killed:"
+		ps -eo pid,stat,wchan:24,args | grep -E '[d]lmd|[h]ydra|[m]piexec' |
+			sed 's/^/#   /'
+		pkill -KILL -f "$bin/dlmd"
+		pkill -KILL -f hydra_pmi_proxy
+		kill -KILL "$JOB" 2>/dev/null
+	fi
 	wait "$JOB"
 }
 

@@ -9,7 +9,7 @@
 # Without an RDMA device both programs refuse with the fix named.  Then:
 # the integrity runs of the TCP suite (dlm_rw writes and checks every word:
 # 1 MB pages sequential, 64 KB pages random with two threads and CLOCK),
-# the bytes crossing the veth pair, the memory server's CPU time while
+# /dev/dlmb0 on the same servers, the bytes crossing the veth pair, the memory server's CPU time while
 # pages move (one-sided: only connection handling), a peer that is not a
 # dlmd refused, a server whose locked-memory limit is too low refused with
 # the limit named, a memory server killed under load and a link that goes
@@ -29,7 +29,7 @@ if [[ $(id -u) != 0 || -z ${DLM_VM:-} ]]; then
 	echo "1..0 # SKIP needs root in a VM (vm-images/vm-run): it adds soft-RoCE devices"
 	exit 4
 fi
-need "$bin/dlmd" "$bin/dlm-memserver" "$rw"
+need "$bin/dlmd" "$bin/dlm-memserver" "$bin/dlmctl" "$rw"
 if [[ $("$bin/dlmd" --version) != *"transports: tcp verbs"* ]]; then
 	echo "1..0 # SKIP dlmd built without rdma-core (make deps; make)"
 	exit 4
@@ -38,8 +38,13 @@ if [[ ! -d /sys/module/dlmem ]] && ! insmod "$ko"; then
 	echo "Bail out! cannot load $ko"
 	exit 1
 fi
-echo "1..20"
-trap 'rxe_teardown; cleanup' EXIT
+echo "1..24"
+# The first dlmd waits 15 s for completions, so that lost packets can
+# show as the queue pair's own error; the kernel waits longer still.  The second dlmd keeps the default I/O timeout.
+params=/sys/module/dlmem/parameters
+old_kt=$(cat $params/request_timeout_ms)
+echo 20000 >$params/request_timeout_ms
+trap 'echo "$old_kt" >$params/request_timeout_ms; rxe_teardown; cleanup' EXIT
 
 # 1-2: no RDMA device yet.
 rdma_devs=(/sys/class/infiniband/*)
@@ -76,26 +81,10 @@ else
 	exit 1
 fi
 
-# start_vserver NAME MB [EXTRA...]: dlm-memserver --transport verbs on
-# vb's link-local address, any free port.  Sets MS_PID and MS_PORT.
-start_vserver() {
-	local name=$1 mb=$2 i
-	shift 2
-	MS_PORT=
-	"$@" "$bin/dlm-memserver" --transport verbs --listen "[$LB%vb]:0" \
-		--size "$mb" 2>"$tmp/$name.log" &
-	MS_PID=$!
-	pids+=("$MS_PID")
-	for ((i = 0; i < 300; i++)); do
-		MS_PORT=$(sed -n 's/.*msg="listening" addr=\[.*\]:\([0-9]*\) .*/\1/p' \
-			"$tmp/$name.log" 2>/dev/null)
-		[[ -n $MS_PORT ]] && return 0
-		kill -0 "$MS_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	diag "$tmp/$name.log"
-	return 1
-}
+# The memory servers: dlm-memserver --transport verbs on vb's link-local
+# address, any free port (start_memserver of ../daemon/lib.sh).
+MS_LISTEN="[$LB%vb]:0"
+MS_EXTRA=(--transport verbs)
 
 # cpu_ms NAME: user+sys ms the server NAME logged last (SIGUSR1 or exit).
 cpu_ms() {
@@ -104,8 +93,8 @@ cpu_ms() {
 }
 
 # 4
-if start_vserver ms1 32 && p1=$MS_PORT ms1=$MS_PID &&
-   start_vserver ms2 64 && p2=$MS_PORT ms2=$MS_PID; then
+if start_memserver ms1 32 && p1=$MS_PORT ms1=$MS_PID &&
+   start_memserver ms2 64 wait && p2=$MS_PORT ms2=$MS_PID; then
 	ok "two verbs memory servers (32 and 64 MB) on rxe1: $(grep -o 'msg="memory registered".*' "$tmp/ms2.log")"
 else
 	notok "two verbs memory servers"
@@ -116,7 +105,7 @@ fi
 printf '# verbs\n32\n32 [%s%%va]:%s\n64 [%s%%va]:%s\n' "$LB" "$p1" "$LB" "$p2" \
 	>"$tmp/memfile"
 "$bin/dlmd" --transport verbs -f "$tmp/memfile" --stats-file "$tmp/stats.json" \
-	--stats-interval 1 2>"$tmp/dlmd.log" &
+	--stats-interval 1 --io-timeout 15 2>"$tmp/dlmd.log" &
 dlmd=$!
 pids+=("$dlmd")
 for ((i = 0; i < 300; i++)); do
@@ -161,7 +150,19 @@ else
 	notok "memory servers' CPU: $cpu ms for $swaps swap-ins"
 fi
 
-# 10: a peer that is not a dlmd.
+# 10: the same memory as a block device, over verbs.
+head -c $((16 << 20)) /dev/urandom >"$tmp/blk.in"
+if out=$("$bin/dlmctl" blk-add 16M 2>&1) && [[ -b /dev/dlmb0 ]] &&
+   dd if="$tmp/blk.in" of=/dev/dlmb0 bs=1M oflag=direct status=none &&
+   dd if=/dev/dlmb0 of="$tmp/blk.out" bs=1M iflag=direct status=none &&
+   cmp -s "$tmp/blk.in" "$tmp/blk.out" && "$bin/dlmctl" blk-del 0; then
+	ok "/dev/dlmb0 over verbs: 16 MB written and read back (O_DIRECT) byte for byte"
+else
+	notok "/dev/dlmb0 over verbs: $out"
+	"$bin/dlmctl" blk-del 0 2>/dev/null
+fi
+
+# 11: a peer that is not a dlmd.
 if command -v rping >/dev/null; then
 	timeout 20 rping -c -a "$LB%va" -p "$p1" -C 1 >"$tmp/rping.out" 2>&1
 	sleep 0.3
@@ -176,7 +177,7 @@ else
 	skip "rping (rdmacm-utils) missing"
 fi
 
-# 11: the locked-memory limit of an unprivileged server.
+# 12: the locked-memory limit of an unprivileged server.
 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 	prlimit --memlock=1048576 -- "$bin/dlm-memserver" --transport verbs \
 	--listen "[$LB%vb]:0" --size 64 2>"$tmp/memlock.err"
@@ -188,7 +189,7 @@ else
 	diag "$tmp/memlock.err"
 fi
 
-# 12-14: memory server 1 killed under load.
+# 13-15: memory server 1 killed under load.
 deadline_run() {	# deadline_run NAME SECONDS ARGS...: dlm_rw in the background
 	local name=$1 t=$2
 	shift 2
@@ -216,24 +217,27 @@ else
 fi
 rwcheck after "a 40 MB space on the surviving server works" -t 40 -b 2048 -p 1024
 
-# 15-17: the link goes down under load: the queue pair fails.
-deadline_run link 120 -t 40 -b 2048 -p 256 -r 50
+# 16-18: the link loses every packet under load (netem): the device fails
+# the queue pair (6.12's rxe at once) or keeps retrying (6.1's rxe) until
+# the I/O timeout (15 s here) gives up on it.
+deadline_run loss 120 -t 40 -b 2048 -p 256 -r 50
 sleep 3
-ip link set vb down
+tc qdisc add dev va root netem loss 100% 2>"$tmp/tc.err" ||
+	echo "# tc netem: $(cat "$tmp/tc.err")"
 t0=$SECONDS
 wait "$job"
 rc=$?
-ip link set vb up
+tc qdisc del dev va root 2>/dev/null
 if ((rc != 124 && rc != 0)) && kill -0 "$dlmd" 2>/dev/null; then
-	ok "link down under load: dlm_rw ended in $((SECONDS - t0)) s (exit $rc), dlmd alive"
+	ok "every packet lost under load: dlm_rw ended in $((SECONDS - t0)) s (exit $rc), dlmd alive"
 else
-	notok "link down under load: exit $rc"
-	diag "$tmp/link.out"
+	notok "every packet lost under load: exit $rc"
+	diag "$tmp/loss.out"
 fi
-if grep -q 'msg="memory server dead.* rank=2 .*why="\(RDMA\|no completion\)' "$tmp/dlmd.log"; then
+if grep -q 'msg="memory server dead.* rank=2 .*why="\(RDMA \(READ\|WRITE\) failed\|no completion within the I/O timeout (15000 ms)\)' "$tmp/dlmd.log"; then
 	ok "server 2 marked dead: $(grep -o 'rank=2 .*why="[^"]*"' "$tmp/dlmd.log" | head -1)"
 else
-	notok "server 2 not marked dead by the link failure"
+	notok "server 2 not marked dead by the lost packets"
 	diag "$tmp/dlmd.log"
 fi
 rw_out=$(timeout 60 "$rw" -t 8 -b 1024 -p 1024 2>&1)
@@ -245,7 +249,7 @@ else
 	sed 's/^/# /' <<<"$rw_out"
 fi
 
-# 18: stats, then 19-20: SIGTERM.
+# 19: stats, then 20: SIGTERM.
 if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["bytes_in"] >= 24 << 20 else 1)' \
 	"$tmp/stats.json" 2>"$tmp/json.err"; then
 	ok "the stats file counts the fetched bytes"
@@ -263,6 +267,50 @@ else
 	notok "SIGTERM: exit $rc"
 	diag "$tmp/dlmd.log"
 fi
+echo "$old_kt" >$params/request_timeout_ms
+
+# 21-23: a dlmd with the default I/O timeout (half the kernel's) on server
+# 2 alone; the link goes down: dead after the I/O timeout (6.1: no
+# completions) or at once (6.12: the port goes down and the device fails
+# the queue pair), well before the kernel gives up on dlmd.
+printf '# verbs, server 2\n32\n64 [%s%%va]:%s\n' "$LB" "$p2" >"$tmp/memfile2"
+"$bin/dlmd" --transport verbs -f "$tmp/memfile2" 2>"$tmp/dlmd2.log" &
+dlmd=$!
+pids+=("$dlmd")
+for ((i = 0; i < 300; i++)); do
+	grep -q 'msg="registered"' "$tmp/dlmd2.log" && break
+	kill -0 "$dlmd" 2>/dev/null || break
+	sleep 0.1
+done
+if grep -q 'msg="registered".*alive_servers=1' "$tmp/dlmd2.log"; then
+	rwcheck again "a new dlmd on the surviving server after the packets flow again: 24 MB, every word back" \
+		-t 24 -b 2048 -p 1024
+else
+	notok "a new dlmd on the surviving server"
+	diag "$tmp/dlmd2.log"
+fi
+deadline_run link2 120 -t 40 -b 2048 -p 256 -r 50
+sleep 3
+ip link set vb down
+t0=$SECONDS
+wait "$job"
+rc=$?
+ip link set vb up
+if ((rc != 124 && rc != 0)) && kill -0 "$dlmd" 2>/dev/null &&
+   grep -q 'msg="memory server dead.* rank=1 .*why="\(no completion within the I/O timeout\|RDMA\)' "$tmp/dlmd2.log"; then
+	ok "link down under load: dlm_rw ended in $((SECONDS - t0)) s (exit $rc), $(grep -o 'why="[^"]*"' "$tmp/dlmd2.log" | head -1)"
+else
+	notok "link down under load: exit $rc"
+	diag "$tmp/link2.out"
+	diag "$tmp/dlmd2.log"
+fi
+kill -TERM "$dlmd"
+wait "$dlmd"
+rc=$?
+((rc == 0)) && ok "SIGTERM: the second dlmd exits 0" ||
+	notok "SIGTERM: the second dlmd: exit $rc"
+
+# 24
 kill -TERM "$ms2"
 wait "$ms2"
 rc=$?

@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# shellcheck disable=SC2154 # $tmp and $job belong to the sourcing script
+#
+# lib.sh - helpers of the benchmark scripts that start dlmd (sourced).
+# dlmd's log is $tmp/dlmd.log; $job is the dlmd (or mpirun) started in
+# the background; say() prints progress.
+
+# mpi_launch TR: LAUNCH = mpirun of TR (openmpi, mpich) for 3 ranks with
+# what it needs in the VM (Open MPI: more ranks than vCPUs, no binding).
+mpi_launch() {
+	LAUNCH=("mpirun.$1" -np 3)
+	if [[ $1 == openmpi ]]; then
+		LAUNCH+=(--oversubscribe --bind-to none)
+	fi
+}
+
+# wait_registered TR: 0 once dlmd logged that it registered; 1, with the
+# log's end shown and $job cleared, if $job ended first.
+wait_registered() {
+	until grep -q 'msg="registered"' "$tmp/dlmd.log" 2>/dev/null; do
+		kill -0 "$job" 2>/dev/null || {
+			say "$1: dlmd did not start:"
+			tail -5 "$tmp/dlmd.log" >&2
+			job=
+			return 1
+		}
+		sleep 0.2
+	done
+}
+
+# stop_dlmd: SIGTERM to the dlmd that logged its pid; wait up to 60 s for
+# $job, then kill it.
+stop_dlmd() {
+	local d
+	d=$(sed -n 's/.*prog=dlmd msg="starting".* pid=\([0-9]*\).*/\1/p' \
+		"$tmp/dlmd.log" 2>/dev/null)
+	if [[ -n $d ]]; then
+		kill -TERM "$d" 2>/dev/null || true
+	fi
+	if [[ -n $job ]]; then
+		timeout 60 tail --pid="$job" -f /dev/null || kill -KILL "$job"
+		wait "$job" 2>/dev/null || true
+	fi
+	job=
+}
