@@ -33,7 +33,7 @@ struct tconn {
 	pthread_cond_t tx_cv, rx_cv;
 	struct dlm_xfer *q_head, *q_tail;	/* queued */
 	struct dlm_xfer *f_head, *f_tail;	/* in flight, FIFO */
-	int dead, stopping, threads;
+	int dying, dead, stopping, threads;
 	uint64_t next_tag;
 	pthread_t tx, rx;
 };
@@ -51,27 +51,36 @@ static struct dlm_xfer *take_pending(struct tconn *c)
 	return all;
 }
 
-/* The connection failed: mark it dead once, tell the owner, fail all. */
+/*
+ * The connection failed: the owner told once, first (so that its log
+ * names this reason, not a transfer failing because of it), then dead:
+ * everything pending fails.
+ */
 static void tcp_die(struct tconn *c, const char *why)
 {
 	struct dlm_xfer *all;
 	int notify;
 
 	pthread_mutex_lock(&c->lock);
-	if (c->dead) {
+	if (c->dying) {
 		pthread_mutex_unlock(&c->lock);
 		return;
 	}
-	c->dead = 1;
+	c->dying = 1;
 	notify = !c->stopping;
+	pthread_mutex_unlock(&c->lock);
+
+	if (notify && c->opts.dead)
+		c->opts.dead(c->opts.ctx, c->opts.index, why);
+
+	pthread_mutex_lock(&c->lock);
+	c->dead = 1;
 	all = take_pending(c);
 	pthread_cond_broadcast(&c->tx_cv);
 	pthread_cond_broadcast(&c->rx_cv);
 	pthread_mutex_unlock(&c->lock);
 
 	shutdown(c->fd, SHUT_RDWR);
-	if (notify && c->opts.dead)
-		c->opts.dead(c->opts.ctx, c->opts.index, why);
 	xfer_fail_all(all);
 }
 
