@@ -26,9 +26,7 @@
 #include "log.h"
 #include "netaddr.h"
 #include "wire.h"
-#ifdef DLM_WITH_VERBS
 #include "memserver_verbs.h"
-#endif
 
 #define MEMSERVER_VERSION	"0.1.0"
 #define MEMSERVER_MB_MAX	(1ULL << 30)	/* 1 PiB */
@@ -343,38 +341,6 @@ static void stop_clients(void)
 	pthread_mutex_unlock(&srv.lock);
 }
 
-enum verbs_step { VERBS_LISTEN, VERBS_EVENT, VERBS_COUNTERS, VERBS_STOP };
-
-/*
- * --transport verbs (memserver_verbs.c): LISTEN returns the fd to poll
- * or -1; the others handle its events, log the counters, stop.  Only
- * reached with verbs built in (the option is refused otherwise).
- */
-static int serve_verbs(enum verbs_step step, const struct netaddr *addr)
-{
-#ifdef DLM_WITH_VERBS
-	switch (step) {
-	case VERBS_LISTEN:
-		return memserver_verbs_listen(addr, srv.mem, srv.size);
-	case VERBS_EVENT:
-		memserver_verbs_event();
-		break;
-	case VERBS_COUNTERS:
-		memserver_verbs_counters("counters");
-		break;
-	case VERBS_STOP:
-		memserver_verbs_stop();
-		memserver_verbs_counters("exit");
-		break;
-	}
-	return 0;
-#else
-	(void)step;
-	(void)addr;
-	return -1;
-#endif
-}
-
 static int parse_mb(const char *s, uint64_t *mb)
 {
 	char *end;
@@ -505,7 +471,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	lfd = verbs ? serve_verbs(VERBS_LISTEN, &addr) : -1;
+	lfd = verbs ? memserver_verbs_listen(&addr, srv.mem, srv.size) : -1;
 	if (verbs && lfd < 0)
 		return 1;
 	if (!verbs) {
@@ -532,7 +498,7 @@ int main(int argc, char **argv)
 				continue;
 			if (si.ssi_signo == SIGUSR1) {
 				if (verbs)
-					serve_verbs(VERBS_COUNTERS, NULL);
+					memserver_verbs_counters("counters");
 				else
 					log_counters("counters");
 				continue;
@@ -542,12 +508,13 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (pfd[0].revents & POLLIN && verbs)
-			serve_verbs(VERBS_EVENT, NULL);
+			memserver_verbs_event();
 		else if (pfd[0].revents & POLLIN)
 			accept_one(lfd);
 	}
 	if (verbs) {
-		serve_verbs(VERBS_STOP, NULL);
+		memserver_verbs_stop();
+		memserver_verbs_counters("exit");
 		return 0;
 	}
 	close(lfd);

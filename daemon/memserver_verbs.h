@@ -9,6 +9,7 @@
 
 #include "netaddr.h"
 
+#ifdef DLM_WITH_VERBS
 /*
  * Listen for dlmd's rdma_cm connections at ADDR to serve MEM (SIZE bytes)
  * by RDMA; registers MEM now when ADDR is one device's.  Returns the fd
@@ -23,5 +24,19 @@ void memserver_verbs_event(void);
 void memserver_verbs_counters(const char *msg);
 /* Disconnect every client, release the registrations and the listener. */
 void memserver_verbs_stop(void);
+#else
+/* Built without rdma-core: --transport verbs is refused before these. */
+static inline int memserver_verbs_listen(const struct netaddr *addr,
+					 uint8_t *mem, uint64_t size)
+{
+	(void)addr;
+	(void)mem;
+	(void)size;
+	return -1;
+}
+static inline void memserver_verbs_event(void) {}
+static inline void memserver_verbs_counters(const char *msg) { (void)msg; }
+static inline void memserver_verbs_stop(void) {}
+#endif
 
 #endif /* DLM_MEMSERVER_VERBS_H */

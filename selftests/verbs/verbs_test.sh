@@ -104,15 +104,22 @@ fi
 # 5
 printf '# verbs\n32\n32 [%s%%va]:%s\n64 [%s%%va]:%s\n' "$LB" "$p1" "$LB" "$p2" \
 	>"$tmp/memfile"
-"$bin/dlmd" --transport verbs -f "$tmp/memfile" --stats-file "$tmp/stats.json" \
-	--stats-interval 1 --io-timeout 15 2>"$tmp/dlmd.log" &
-dlmd=$!
-pids+=("$dlmd")
-for ((i = 0; i < 300; i++)); do
-	grep -q 'msg="registered"' "$tmp/dlmd.log" && break
-	kill -0 "$dlmd" 2>/dev/null || break
-	sleep 0.1
-done
+# start_dlmd LOG ARGS...: dlmd --transport verbs ARGS in the background
+# (pid in $dlmd), logging to LOG; returns once it registered or ended.
+start_dlmd() {
+	local log=$1 i
+	shift
+	"$bin/dlmd" --transport verbs "$@" 2>"$log" &
+	dlmd=$!
+	pids+=("$dlmd")
+	for ((i = 0; i < 300; i++)); do
+		grep -q 'msg="registered"' "$log" && break
+		kill -0 "$dlmd" 2>/dev/null || break
+		sleep 0.1
+	done
+}
+start_dlmd "$tmp/dlmd.log" -f "$tmp/memfile" --stats-file "$tmp/stats.json" \
+	--stats-interval 1 --io-timeout 15
 if grep -q 'msg="registered".*alive_servers=2' "$tmp/dlmd.log" &&
    [[ $(grep -c 'msg="verbs connection".*device=rxe0' "$tmp/dlmd.log") == 2 ]]; then
 	ok "dlmd --transport verbs registered, both servers connected through rxe0"
@@ -274,14 +281,7 @@ echo "$old_kt" >$params/request_timeout_ms
 # completions) or at once (6.12: the port goes down and the device fails
 # the queue pair), well before the kernel gives up on dlmd.
 printf '# verbs, server 2\n32\n64 [%s%%va]:%s\n' "$LB" "$p2" >"$tmp/memfile2"
-"$bin/dlmd" --transport verbs -f "$tmp/memfile2" 2>"$tmp/dlmd2.log" &
-dlmd=$!
-pids+=("$dlmd")
-for ((i = 0; i < 300; i++)); do
-	grep -q 'msg="registered"' "$tmp/dlmd2.log" && break
-	kill -0 "$dlmd" 2>/dev/null || break
-	sleep 0.1
-done
+start_dlmd "$tmp/dlmd2.log" -f "$tmp/memfile2"
 if grep -q 'msg="registered".*alive_servers=1' "$tmp/dlmd2.log"; then
 	rwcheck again "a new dlmd on the surviving server after the packets flow again: 24 MB, every word back" \
 		-t 24 -b 2048 -p 1024
