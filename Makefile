@@ -28,6 +28,7 @@ endif
 # Subsystems (see Kconfig); the out-of-tree build honours the same symbols.
 CONFIG_DLMEM		?= m
 CONFIG_DLMEM_BLK	?= y
+CONFIG_DLMEM_FMPL	?= y
 KCONFIG_ARGS	:= CONFIG_DLMEM=$(CONFIG_DLMEM) \
 		   CONFIG_DLMEM_BLK=$(CONFIG_DLMEM_BLK) \
 		   CONFIG_DLMEM_FMPL=$(CONFIG_DLMEM_FMPL) \
@@ -206,6 +207,7 @@ bench-verbs: deps
 install: modules
 	$(KMAKE) modules_install
 	install -D -m 0644 uapi/linux/dlmem.h $(DESTDIR)/usr/include/linux/dlmem.h
+	install -D -m 0644 uapi/linux/fmpl.h $(DESTDIR)/usr/include/linux/fmpl.h
 
 clean:
 	-$(KMAKE) clean

@@ -297,6 +297,15 @@ extern const struct attribute_group dlm_stats_group;
 int dlm_dev_init(void);
 void dlm_dev_exit(void);
 
+/* fmpl_dev.c: /dev/fmpl (FMPL messaging, its own files fmpl_*.c) */
+#if IS_ENABLED(CONFIG_DLMEM_FMPL)
+int fmpl_dev_init(void);
+void fmpl_dev_exit(void);
+#else
+static inline int fmpl_dev_init(void) { return 0; }
+static inline void fmpl_dev_exit(void) { }
+#endif
+
 /* blk.c: /dev/dlmbN */
 #if IS_ENABLED(CONFIG_DLMEM_BLK)
 int dlm_blk_init(void);

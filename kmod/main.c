@@ -87,16 +87,23 @@ static int __init dlm_init(void)
 		pr_err("cannot register block major dlmb: %d\n", ret);
 		goto exit_remote;
 	}
+	ret = fmpl_dev_init();
+	if (ret) {
+		pr_err("cannot register /dev/fmpl: %d\n", ret);
+		goto exit_blk;
+	}
 	ret = dlm_dev_init();
 	if (ret) {
 		pr_err("cannot register /dev/dlm: %d\n", ret);
-		goto exit_blk;
+		goto exit_fmpl;
 	}
 	pr_info("/dev/dlm ready, API %u, default page %llu KiB, local budget limit %llu MiB\n",
 		DLM_API_VERSION, dlm_limits.page_size_default >> 10,
 		dlm_limits.local_budget_max >> 20);
 	return 0;
 
+exit_fmpl:
+	fmpl_dev_exit();
 exit_blk:
 	dlm_blk_exit();
 exit_remote:
@@ -109,6 +116,7 @@ unregister_genl:
 static void __exit dlm_exit(void)
 {
 	dlm_dev_exit();
+	fmpl_dev_exit();
 	dlm_blk_exit();
 	dlm_remote_exit();
 	dlm_genl_exit();

@@ -51,14 +51,15 @@ grep -q 'drivers/dlmem/Kconfig' drivers/Kconfig ||
 grep -q 'dlmem/' drivers/Makefile ||
 	echo 'obj-$(CONFIG_DLMEM)		+= dlmem/' >>drivers/Makefile
 
-# configure Y|N: Debian's config with CONFIG_DLMEM=m and DLMEM_BLK set or not.
+# configure enable|disable: Debian's config with CONFIG_DLMEM=m and the
+# DLMEM_BLK and DLMEM_FMPL subsystems both set or both unset.
 configure() {
 	cp "$HDRS/.config" .config &&
 		scripts/config --disable MODULE_SIG --disable DEBUG_INFO_BTF \
 			--set-str SYSTEM_TRUSTED_KEYS "" \
 			--set-str SYSTEM_REVOCATION_KEYS "" \
-			--module DLMEM "--$1" DLMEM_BLK \
-			--enable DLMEM_FMPL --enable DLMEM_AWGSTAR &&
+			--module DLMEM "--$1" DLMEM_BLK "--$1" DLMEM_FMPL \
+			--enable DLMEM_AWGSTAR &&
 		make -s olddefconfig >"$log/config" 2>&1
 }
 
@@ -71,11 +72,11 @@ else
 	notok "Kconfig: CONFIG_DLMEM=m and CONFIG_DLMEM_BLK=y"
 	diag "$log/config"
 fi
-if ((configured)) &&
-   ! grep -q '^CONFIG_DLMEM_FMPL=y\|^CONFIG_DLMEM_AWGSTAR=y' .config; then
-	ok "Kconfig: the unwritten FMPL and AWG-STAR subsystems cannot be chosen"
+if ((configured)) && grep -q '^CONFIG_DLMEM_FMPL=y' .config &&
+   ! grep -q '^CONFIG_DLMEM_AWGSTAR=y' .config; then
+	ok "Kconfig: CONFIG_DLMEM_FMPL=y can be chosen, the unwritten AWG-STAR cannot"
 else
-	notok "Kconfig: CONFIG_DLMEM_FMPL or CONFIG_DLMEM_AWGSTAR got set"
+	notok "Kconfig: CONFIG_DLMEM_FMPL not set, or CONFIG_DLMEM_AWGSTAR got set"
 fi
 
 # build NAME: modules_prepare once, then drivers/dlmem/dlmem.ko with -Werror
@@ -92,25 +93,26 @@ build() {
 		[[ -f drivers/dlmem/dlmem.ko ]]
 }
 
-if build blk-y && [[ -f drivers/dlmem/blk.o ]] &&
+if build blk-y && [[ -f drivers/dlmem/blk.o && -f drivers/dlmem/fmpl_dev.o ]] &&
    modinfo drivers/dlmem/dlmem.ko | grep -q '^vermagic: *6\.1\.'; then
-	ok "in-tree build with CONFIG_DLMEM_BLK=y: dlmem.ko with blk.o, no warning"
+	ok "in-tree build with CONFIG_DLMEM_BLK=y FMPL=y: dlmem.ko with blk.o and fmpl_*.o, no warning"
 else
-	notok "in-tree build with CONFIG_DLMEM_BLK=y"
+	notok "in-tree build with CONFIG_DLMEM_BLK=y FMPL=y"
 	diag "$log/blk-y"
 fi
 if configure disable && grep -q '^# CONFIG_DLMEM_BLK is not set' .config &&
-   build blk-n && [[ ! -f drivers/dlmem/blk.o ]]; then
-	ok "in-tree build with CONFIG_DLMEM_BLK=n: dlmem.ko without blk.o, no warning"
+   grep -q '^# CONFIG_DLMEM_FMPL is not set' .config &&
+   build blk-n && [[ ! -f drivers/dlmem/blk.o && ! -f drivers/dlmem/fmpl_dev.o ]]; then
+	ok "in-tree build with CONFIG_DLMEM_BLK=n FMPL=n: dlmem.ko without blk.o and fmpl_*.o, no warning"
 else
-	notok "in-tree build with CONFIG_DLMEM_BLK=n"
+	notok "in-tree build with CONFIG_DLMEM_BLK=n FMPL=n"
 	diag "$log/config"
 	diag "$log/blk-n"
 fi
 if [[ ! -f drivers/dlmem/dlmem.ko ]] ||
-   nm drivers/dlmem/dlmem.ko | grep -q 'dlm_blk_queue_rq'; then
-	notok "CONFIG_DLMEM_BLK=n: the module still has blk.c's code (dlm_blk_queue_rq)"
+   nm drivers/dlmem/dlmem.ko | grep -q 'dlm_blk_queue_rq\|fmpl_ioctl'; then
+	notok "CONFIG_DLMEM_BLK=n FMPL=n: the module still has blk.c's or fmpl_dev.c's code"
 else
-	ok "CONFIG_DLMEM_BLK=n: no blk.c code (dlm_blk_queue_rq) in the module"
+	ok "CONFIG_DLMEM_BLK=n FMPL=n: no blk.c (dlm_blk_queue_rq) or fmpl_dev.c (fmpl_ioctl) code in the module"
 fi
 exit "$fail"

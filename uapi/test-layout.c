@@ -6,6 +6,7 @@
  */
 #include <stddef.h>
 #include <linux/dlmem.h>
+#include <linux/fmpl.h>
 
 #ifdef __cplusplus
 #define STATIC_ASSERT static_assert
@@ -79,6 +80,126 @@ STATIC_ASSERT(DLM_IOC_SETUP == 0xc040da02, "DLM_IOC_SETUP");
 STATIC_ASSERT(DLM_IOC_STATS == 0x8080da03, "DLM_IOC_STATS");
 STATIC_ASSERT(DLM_IOC_BLK_ADD == 0xc030da10, "DLM_IOC_BLK_ADD");
 STATIC_ASSERT(DLM_IOC_BLK_DEL == 0x4018da11, "DLM_IOC_BLK_DEL");
+
+/* /dev/fmpl */
+SIZE(fmpl_api, 16);
+OFF(fmpl_api, api, 0);
+OFF(fmpl_api, reserved, 4);
+OFF(fmpl_api, features, 8);
+
+SIZE(fmpl_info, 64);
+OFF(fmpl_info, api, 0);
+OFF(fmpl_info, ranks_max, 4);
+OFF(fmpl_info, features, 8);
+OFF(fmpl_info, count_max, 16);
+OFF(fmpl_info, inline_max, 20);
+OFF(fmpl_info, msg_max, 24);
+OFF(fmpl_info, reserved, 32);
+
+SIZE(fmpl_header, 32);
+OFF(fmpl_header, state, 0);
+OFF(fmpl_header, seq, 4);
+OFF(fmpl_header, buf, 8);
+OFF(fmpl_header, size, 16);
+OFF(fmpl_header, reserved, 24);
+
+SIZE(fmpl_flag, 32);
+OFF(fmpl_flag, state, 0);
+OFF(fmpl_flag, error, 4);
+OFF(fmpl_flag, mai, 8);
+OFF(fmpl_flag, seq, 12);
+OFF(fmpl_flag, size, 16);
+OFF(fmpl_flag, reserved, 24);
+
+SIZE(fmpl_init, 80);
+OFF(fmpl_init, key, 0);
+OFF(fmpl_init, size, 8);
+OFF(fmpl_init, rank, 12);
+OFF(fmpl_init, mode, 16);
+OFF(fmpl_init, count, 20);
+OFF(fmpl_init, join_timeout_ms, 24);
+OFF(fmpl_init, reserved0, 28);
+OFF(fmpl_init, ma, 32);
+OFF(fmpl_init, fa, 40);
+OFF(fmpl_init, reserved, 48);
+
+SIZE(fmpl_xfer, 80);
+OFF(fmpl_xfer, buf, 0);
+OFF(fmpl_xfer, size, 8);
+OFF(fmpl_xfer, peer, 16);
+OFF(fmpl_xfer, mai, 20);
+OFF(fmpl_xfer, comm, 24);
+OFF(fmpl_xfer, reserved0, 28);
+OFF(fmpl_xfer, flags, 32);
+OFF(fmpl_xfer, status, 40);
+OFF(fmpl_xfer, out_peer, 44);
+OFF(fmpl_xfer, out_mai, 48);
+OFF(fmpl_xfer, reserved1, 52);
+OFF(fmpl_xfer, out_size, 56);
+OFF(fmpl_xfer, reserved, 64);
+
+SIZE(fmpl_wait, 56);
+OFF(fmpl_wait, peer, 0);
+OFF(fmpl_wait, mai, 4);
+OFF(fmpl_wait, comm, 8);
+OFF(fmpl_wait, reserved0, 12);
+OFF(fmpl_wait, flags, 16);
+OFF(fmpl_wait, status, 24);
+OFF(fmpl_wait, out_mai, 28);
+OFF(fmpl_wait, out_size, 32);
+OFF(fmpl_wait, reserved, 40);
+
+SIZE(fmpl_sendbuf, 40);
+OFF(fmpl_sendbuf, buf, 0);
+OFF(fmpl_sendbuf, size, 8);
+OFF(fmpl_sendbuf, timeout_ms, 16);
+OFF(fmpl_sendbuf, reserved0, 20);
+OFF(fmpl_sendbuf, reserved, 24);
+
+SIZE(fmpl_sendbuf_stat, 32);
+OFF(fmpl_sendbuf_stat, nsend, 0);
+OFF(fmpl_sendbuf_stat, nspool, 4);
+OFF(fmpl_sendbuf_stat, spool_used, 8);
+OFF(fmpl_sendbuf_stat, reserved, 16);
+
+SIZE(fmpl_coll, 40);
+OFF(fmpl_coll, buf, 0);
+OFF(fmpl_coll, size, 8);
+OFF(fmpl_coll, root, 16);
+OFF(fmpl_coll, comm, 20);
+OFF(fmpl_coll, reserved, 24);
+
+SIZE(fmpl_comm_create, 40);
+OFF(fmpl_comm_create, parent, 0);
+OFF(fmpl_comm_create, key, 4);
+OFF(fmpl_comm_create, comm, 8);
+OFF(fmpl_comm_create, rank, 12);
+OFF(fmpl_comm_create, size, 16);
+OFF(fmpl_comm_create, reserved0, 20);
+OFF(fmpl_comm_create, reserved, 24);
+
+SIZE(fmpl_comm_info, 48);
+OFF(fmpl_comm_info, comm, 0);
+OFF(fmpl_comm_info, size, 4);
+OFF(fmpl_comm_info, rank, 8);
+OFF(fmpl_comm_info, reserved0, 12);
+OFF(fmpl_comm_info, members, 16);
+OFF(fmpl_comm_info, members_len, 24);
+OFF(fmpl_comm_info, reserved1, 28);
+OFF(fmpl_comm_info, reserved, 32);
+
+STATIC_ASSERT(FMPL_IOC_API == 0xc010db00, "FMPL_IOC_API");
+STATIC_ASSERT(FMPL_IOC_GET_INFO == 0x8040db01, "FMPL_IOC_GET_INFO");
+STATIC_ASSERT(FMPL_IOC_INIT == 0x4050db02, "FMPL_IOC_INIT");
+STATIC_ASSERT(FMPL_IOC_SEND == 0xc050db10, "FMPL_IOC_SEND");
+STATIC_ASSERT(FMPL_IOC_RECV == 0xc050db11, "FMPL_IOC_RECV");
+STATIC_ASSERT(FMPL_IOC_WAIT == 0xc038db12, "FMPL_IOC_WAIT");
+STATIC_ASSERT(FMPL_IOC_SENDBUF_SET == 0x4028db13, "FMPL_IOC_SENDBUF_SET");
+STATIC_ASSERT(FMPL_IOC_SENDBUF_CHECK == 0x8020db14, "FMPL_IOC_SENDBUF_CHECK");
+STATIC_ASSERT(FMPL_IOC_BARRIER == 0x4028db20, "FMPL_IOC_BARRIER");
+STATIC_ASSERT(FMPL_IOC_BCAST == 0x4028db21, "FMPL_IOC_BCAST");
+STATIC_ASSERT(FMPL_IOC_COMM_CREATE == 0xc028db22, "FMPL_IOC_COMM_CREATE");
+STATIC_ASSERT(FMPL_IOC_COMM_INFO == 0xc030db23, "FMPL_IOC_COMM_INFO");
 
 int main(void)
 {
