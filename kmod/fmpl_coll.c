@@ -78,10 +78,6 @@ static void fmpl_round_leave_locked(struct fmpl_world *w, struct fmpl_round *r)
 	if (r->users)
 		return;
 	r->busy = false;
-	if (r->src) {
-		fmpl_req_put_locked(r->src);
-		r->src = NULL;
-	}
 	wake_up_all(&w->wq);
 }
 
@@ -109,15 +105,15 @@ static bool fmpl_round_until(struct fmpl_world *w, struct fmpl_round *r,
 	return ok;
 }
 
-/* Wait for @what in round @r, then leave it; the result of the wait. */
-static int fmpl_round_wait_leave(struct fmpl_world *w, struct fmpl_round *r,
-				 u8 what, bool ok_if_complete)
+/* Wait until every rank is in round @r, then leave it. */
+static int fmpl_round_wait_leave(struct fmpl_world *w, struct fmpl_round *r)
 {
-	int ret = wait_event_killable(w->wq, fmpl_round_until(w, r, what)) ?
+	int ret = wait_event_killable(w->wq,
+				      fmpl_round_until(w, r, FMPL_UNTIL_COMPLETE)) ?
 		  -EINTR : 0;
 
 	spin_lock(&w->lock);
-	if (!ret && w->broken && !(ok_if_complete && r->complete))
+	if (!ret && !r->complete)
 		ret = -ECONNRESET;
 	fmpl_round_leave_locked(w, r);
 	spin_unlock(&w->lock);
@@ -149,7 +145,7 @@ int fmpl_barrier(struct fmpl_ep *ep, const struct fmpl_coll *cl)
 	}
 	fmpl_round_arrive_locked(w, c, r);
 	spin_unlock(&w->lock);
-	return fmpl_round_wait_leave(w, r, FMPL_UNTIL_COMPLETE, true);
+	return fmpl_round_wait_leave(w, r);
 }
 
 static int fmpl_copy_src(void __user *dst, struct fmpl_req *src, u64 n)
@@ -188,12 +184,26 @@ int fmpl_bcast(struct fmpl_ep *ep, const struct fmpl_coll *cl)
 	}
 	fmpl_round_arrive_locked(w, c, r);
 	if (src) {
-		r->src = src;		/* the round's reference now */
+		/*
+		 * Published while the root is in the round; the root keeps its
+		 * reference and takes the data back when it leaves, even if a
+		 * rank never comes (the world is broken then).
+		 */
+		r->src = src;
 		r->size = cl->size;
 		r->root = cl->root;
 		wake_up_all(&w->wq);
 		spin_unlock(&w->lock);
-		ret = fmpl_round_wait_leave(w, r, FMPL_UNTIL_ALONE, false);
+		ret = wait_event_killable(w->wq,
+					  fmpl_round_until(w, r, FMPL_UNTIL_ALONE)) ?
+		      -EINTR : 0;
+		spin_lock(&w->lock);
+		if (!ret && r->users != 1)
+			ret = -ECONNRESET;
+		r->src = NULL;
+		fmpl_round_leave_locked(w, r);
+		spin_unlock(&w->lock);
+		fmpl_req_put(src);
 		fmpl_reap(w);
 		return ret;
 	}
