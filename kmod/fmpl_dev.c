@@ -326,7 +326,6 @@ static const struct file_operations fmpl_fops = {
 	.release	= fmpl_release,
 	.unlocked_ioctl	= fmpl_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.llseek		= no_llseek,
 };
 
 static struct miscdevice fmpl_misc = {
