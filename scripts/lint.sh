@@ -22,7 +22,7 @@ for f in "$top"/kmod/*.[ch] "$top"/uapi/linux/*.h; do
 done
 mapfile -t shsrc < <(cd "$top" && ls scripts/*.sh scripts/run-tap \
 	vm-images/vm-run vm-images/dmesg-check vm-images/*.sh \
-	selftests/*.sh selftests/*/*.sh 2>/dev/null)
+	selftests/*.sh selftests/*/*.sh userlib/tests/fmpl*.sh 2>/dev/null)
 
 echo "TAP version 13"
 echo "1..$((${#ksrc[@]} + 1 + ${#shsrc[@]}))"

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# userlib.mk - libdlm, its example and tests; included by the top-level
-# Makefile (which provides O, CC, USER_CFLAGS, KSFT_INC, USER_TARGETS,
-# NATIVE_TESTS).  See userlib/README.md.
+# userlib.mk - libdlm and libfmpl, their tools, examples and tests;
+# included by the top-level Makefile (which provides O, CC, USER_CFLAGS,
+# KSFT_INC, USER_TARGETS, NATIVE_TESTS).  See userlib/README.md.
 #
 #   $(O)/lib/libdlm.so.0   shared library (soname libdlm.so.0) + libdlm.so
 #   $(O)/lib/libdlm.a      static library, only the public API global
@@ -109,4 +109,123 @@ install-libdlm: $(O)/lib/libdlm.so.0 $(O)/lib/libdlm.a $(O)/lib/pkgconfig/dlm.pc
 	install -D -m 0644 userlib/include/dlm.h $(DESTDIR)$(LIBDLM_PREFIX)/include/dlm.h
 	install -D -m 0644 $(O)/lib/pkgconfig/dlm.pc \
 		$(DESTDIR)$(LIBDLM_PREFIX)/lib/pkgconfig/dlm.pc
+	$(if $(DESTDIR),,-ldconfig)
+
+# ---- libfmpl: the FMPL message library over /dev/fmpl ----------------------
+#
+#   $(O)/lib/libfmpl.so.0  shared library (soname libfmpl.so.0) + libfmpl.so
+#   $(O)/lib/libfmpl.a     static library, only the public API global
+#   $(O)/lib/pkgconfig/    fmpl.pc (for LIBFMPL_PREFIX), fmpl-uninstalled.pc
+#   $(O)/bin/fmplrun       the launcher: fmplrun -np N PROGRAM
+#   $(O)/bin/fmpl-pingpong the example
+#   make install-libfmpl   install under LIBFMPL_PREFIX (/usr/local), DESTDIR
+
+LIBFMPL_VERSION	:= 0.1.0
+LIBFMPL_PREFIX	?= /usr/local
+
+LIBFMPL_SRCS	:= $(addprefix userlib/libfmpl/,errors.c env.c init.c p2p.c coll.c ops.c)
+LIBFMPL_HDRS	:= userlib/include/fmpl.h $(wildcard userlib/libfmpl/*.h) uapi/linux/fmpl.h
+LIBFMPL_OBJS	:= $(patsubst userlib/libfmpl/%.c,$(O)/userlib/fmpl-obj/%.o,$(LIBFMPL_SRCS))
+LIBFMPL_CFLAGS	:= $(USER_CFLAGS) -std=c11 -Wextra $(LIBDLM_INC) -fPIC -fvisibility=hidden
+LIBFMPL_TESTS	:= $(addprefix $(O)/userlib/tests/,fmpl_ops_test fmpl_env_test fmpl_init_test)
+
+USER_TARGETS	+= $(O)/lib/libfmpl.so.0 $(O)/lib/libfmpl.so $(O)/lib/libfmpl.a \
+		   $(O)/lib/pkgconfig/fmpl.pc $(O)/lib/pkgconfig/fmpl-uninstalled.pc \
+		   $(O)/bin/fmplrun $(O)/bin/fmpl-pingpong $(LIBFMPL_TESTS)
+
+NATIVE_TESTS	+= libfmpl-ops=$(O)/userlib/tests/fmpl_ops_test \
+		   libfmpl-env=$(O)/userlib/tests/fmpl_env_test \
+		   libfmpl-init=$(O)/userlib/tests/fmpl_init_test \
+		   libfmpl-fmplrun=userlib/tests/fmplrun_test.sh \
+		   libfmpl-abi=userlib/tests/fmpl_abi_test.sh
+
+$(O)/userlib/fmpl-obj/%.o: userlib/libfmpl/%.c $(LIBFMPL_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBFMPL_CFLAGS) -c -o $@ $<
+
+$(O)/lib/libfmpl.so.0: $(LIBFMPL_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libfmpl.so.0 -Wl,-z,defs -o $@ $^ -lm
+
+$(O)/lib/libfmpl.so: | $(O)/lib/libfmpl.so.0
+	ln -sf libfmpl.so.0 $@
+
+# As libdlm.a: one relocatable object, internal symbols made local.
+$(O)/lib/libfmpl.a: $(LIBFMPL_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -r -nostdlib -o $(O)/userlib/fmpl-obj/libfmpl-all.o $^
+	$(OBJCOPY) --localize-hidden $(O)/userlib/fmpl-obj/libfmpl-all.o
+	rm -f $@ && $(AR) rcs $@ $(O)/userlib/fmpl-obj/libfmpl-all.o
+
+define LIBFMPL_PC
+Name: fmpl
+Description: FMPL message passing over /dev/fmpl (sender-side matching, one copy)
+Version: $(LIBFMPL_VERSION)
+Libs.private: -lm
+endef
+export LIBFMPL_PC
+
+# <fmpl.h> includes <linux/fmpl.h>: installed beside it until the kernel's
+# headers have it.
+$(O)/lib/pkgconfig/fmpl.pc: userlib/userlib.mk
+	@mkdir -p $(dir $@)
+	{ echo 'prefix=$(LIBFMPL_PREFIX)'; echo 'libdir=$${prefix}/lib'; \
+	  echo 'includedir=$${prefix}/include'; echo; \
+	  echo "$$LIBFMPL_PC"; echo 'Cflags: -I$${includedir}'; \
+	  echo 'Libs: -L$${libdir} -lfmpl'; } > $@
+
+$(O)/lib/pkgconfig/fmpl-uninstalled.pc: userlib/userlib.mk
+	@mkdir -p $(dir $@)
+	{ echo 'libdir=$(O)/lib'; echo 'includedir=$(CURDIR)/userlib/include'; \
+	  echo 'uapidir=$(CURDIR)/uapi'; echo; echo "$$LIBFMPL_PC"; \
+	  echo 'Cflags: -I$${includedir} -I$${uapidir}'; \
+	  echo 'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lfmpl'; } > $@
+
+$(O)/bin/fmplrun: userlib/tools/fmplrun.c
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -std=gnu11 -Wextra -o $@ $<
+
+$(O)/bin/fmpl-pingpong: userlib/examples/fmpl-pingpong.c $(LIBFMPL_HDRS) \
+		$(O)/lib/libfmpl.so.0 | $(O)/lib/libfmpl.so
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Wextra $(LIBDLM_INC) -o $@ $< \
+		-L$(O)/lib -Wl,-rpath,'$$ORIGIN/../lib' -lfmpl
+
+# Native tests: the reductions (through libfmpl.a), the environment and
+# errno mapping (env.c and errors.c alone), fmpl_init without /dev/fmpl.
+$(O)/userlib/tests/fmpl_ops_test: userlib/tests/fmpl_ops_test.c $(LIBFMPL_HDRS) \
+		$(O)/lib/libfmpl.a $(KSFT_INC)/kselftest_harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -I$(KSFT_INC) $(LIBDLM_INC) -o $@ $< \
+		$(O)/lib/libfmpl.a -lm
+
+$(O)/userlib/tests/fmpl_env_test: userlib/tests/fmpl_env_test.c userlib/libfmpl/env.c \
+		userlib/libfmpl/errors.c $(LIBFMPL_HDRS) $(KSFT_INC)/kselftest_harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -I$(KSFT_INC) -Iuserlib/libfmpl $(LIBDLM_INC) \
+		-o $@ $< userlib/libfmpl/env.c userlib/libfmpl/errors.c
+
+$(O)/userlib/tests/fmpl_init_test: userlib/tests/fmpl_init_test.c $(LIBFMPL_HDRS) \
+		$(O)/lib/libfmpl.a $(KSFT_INC)/kselftest_harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -I$(KSFT_INC) $(LIBDLM_INC) -o $@ $< \
+		$(O)/lib/libfmpl.a -lm
+
+# Selftests in the VM (selftests/fmpl/*_test.c, built by the top-level
+# pattern rule) link the static library.
+SELFTEST_LDLIBS_fmpl := $(LIBDLM_INC) -L$(O)/lib -l:libfmpl.a -lm
+$(patsubst selftests/%.c,$(O)/selftests/%,$(wildcard selftests/fmpl/*_test.c)): \
+		$(O)/lib/libfmpl.a $(LIBFMPL_HDRS)
+
+.PHONY: install-libfmpl
+install-libfmpl: $(O)/lib/libfmpl.so.0 $(O)/lib/libfmpl.a $(O)/lib/pkgconfig/fmpl.pc \
+		$(O)/bin/fmplrun
+	install -D -m 0755 $(O)/lib/libfmpl.so.0 $(DESTDIR)$(LIBFMPL_PREFIX)/lib/libfmpl.so.0
+	ln -sf libfmpl.so.0 $(DESTDIR)$(LIBFMPL_PREFIX)/lib/libfmpl.so
+	install -m 0644 $(O)/lib/libfmpl.a $(DESTDIR)$(LIBFMPL_PREFIX)/lib/libfmpl.a
+	install -D -m 0644 userlib/include/fmpl.h $(DESTDIR)$(LIBFMPL_PREFIX)/include/fmpl.h
+	install -D -m 0644 uapi/linux/fmpl.h $(DESTDIR)$(LIBFMPL_PREFIX)/include/linux/fmpl.h
+	install -D -m 0644 $(O)/lib/pkgconfig/fmpl.pc \
+		$(DESTDIR)$(LIBFMPL_PREFIX)/lib/pkgconfig/fmpl.pc
+	install -D -m 0755 $(O)/bin/fmplrun $(DESTDIR)$(LIBFMPL_PREFIX)/bin/fmplrun
 	$(if $(DESTDIR),,-ldconfig)
