@@ -41,7 +41,7 @@ USER_CFLAGS	:= -O2 -g -Wall $(USER_WERROR) -I$(CURDIR)/uapi
 KSFT_INC	:= $(O)/kselftest
 
 .PHONY: all modules user help deps check check-native check-vm check-vm-new lint \
-	sparse checkpatch dkms-test intree-test demo bench bench-mpi bench-verbs \
+	sparse checkpatch dkms-test intree-test demo bench bench-mpi bench-verbs bench-fmpl \
 	install clean
 
 all: modules user
@@ -64,6 +64,8 @@ help:
 	@echo '                  kernel and MPI swap protocols side by side (BENCH_MPI_ARGS)'
 	@echo 'make bench-verbs  perftest ib_read_bw/ib_write_bw beside the triad over verbs, tcp'
 	@echo '                  and MPI on soft-RoCE, in a VM (BENCH_VERBS_ARGS)'
+	@echo 'make bench-fmpl   OSU-style latency, bandwidth, pre-posted receives and collectives:'
+	@echo '                  FMPL (/dev/fmpl) vs Open MPI vs MPICH, in a VM (BENCH_FMPL_ARGS)'
 	@echo 'make install      install dlmem.ko and the uapi header'
 	@echo 'Variables: KDIR, VM_KERNEL, O, WERROR, CONFIG_DLMEM_*'
 
@@ -192,6 +194,7 @@ bench: deps
 
 BENCH_MPI_ARGS	?= 32 3 50 25 10 7
 BENCH_VERBS_ARGS ?= 32 3 25 10
+BENCH_FMPL_ARGS	?= 1000 2 3 4
 bench-mpi: deps
 	@$(MAKE) --no-print-directory all
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 10800 --out $(RESULTS)/vm-bench-mpi -- \
@@ -203,6 +206,12 @@ bench-verbs: deps
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 7200 --out $(RESULTS)/vm-bench-verbs -- \
 		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/verbs.sh $(BENCH_VERBS_ARGS)
+
+bench-fmpl: deps
+	@$(MAKE) --no-print-directory all
+	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 3600 --out $(RESULTS)/vm-bench-fmpl -- \
+		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
+		selftests/bench/fmpl.sh $(BENCH_FMPL_ARGS)
 
 install: modules
 	$(KMAKE) modules_install

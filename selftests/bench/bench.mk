@@ -22,3 +22,27 @@ $(BENCH_O)/xfer_bench: selftests/bench/xfer_bench.c \
 $(BENCH_O)/himeno: selftests/bench/himeno.c userlib/include/dlm.h $(O)/lib/libdlm.a
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Wextra $(LIBDLM_INC) -o $@ $< -L$(O)/lib -l:libdlm.a -pthread -lm
+
+# ---- the OSU-style benchmark of FMPL against MPI (make bench-fmpl) ---------
+# One source, osu_fmpl.c, three builds running the same loops: against
+# libfmpl (like any user program, through pkg-config's fmpl-uninstalled.pc)
+# and, with -DUSE_MPI, with the mpicc of each MPI found (as dlmd-openmpi
+# and dlmd-mpich are built).
+FMPL_PKG	= PKG_CONFIG_PATH=$(O)/lib/pkgconfig pkg-config
+
+$(BENCH_O)/osu-fmpl: selftests/bench/osu_fmpl.c userlib/include/fmpl.h \
+		uapi/linux/fmpl.h $(O)/lib/libfmpl.so $(O)/lib/pkgconfig/fmpl-uninstalled.pc
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Wextra $$($(FMPL_PKG) --cflags fmpl) -o $@ $< \
+		$$($(FMPL_PKG) --libs fmpl)
+
+USER_TARGETS	+= $(BENCH_O)/osu-fmpl
+
+define osu_mpi_rule
+$(BENCH_O)/osu-$(1): selftests/bench/osu_fmpl.c
+	@mkdir -p $$(dir $$@)
+	mpicc.$(1) $$(USER_CFLAGS) -Wextra -DUSE_MPI -o $$@ $$<
+
+USER_TARGETS	+= $(BENCH_O)/osu-$(1)
+endef
+$(foreach m,$(DLMD_MPIS),$(eval $(call osu_mpi_rule,$(m))))

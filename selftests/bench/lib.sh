@@ -6,10 +6,11 @@
 # dlmd's log is $tmp/dlmd.log; $job is the dlmd (or mpirun) started in
 # the background; say() prints progress.
 
-# mpi_launch TR: LAUNCH = mpirun of TR (openmpi, mpich) for 3 ranks with
-# what it needs in the VM (Open MPI: more ranks than vCPUs, no binding).
+# mpi_launch TR [N]: LAUNCH = mpirun of TR (openmpi, mpich) for N ranks
+# (default 3) with what it needs in the VM (Open MPI: more ranks than
+# vCPUs, no binding).
 mpi_launch() {
-	LAUNCH=("mpirun.$1" -np 3)
+	LAUNCH=("mpirun.$1" -np "${2:-3}")
 	if [[ $1 == openmpi ]]; then
 		LAUNCH+=(--oversubscribe --bind-to none)
 	fi
