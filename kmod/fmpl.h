@@ -30,9 +30,11 @@
 #define FMPL_COMMS_MAX		64
 #define FMPL_SPOOL_MAX		(256ULL << 20)
 #define FMPL_JOIN_TIMEOUT_MS	30000
+#define FMPL_FAST_AREA_MAX	(8ULL << 20)
 
 #define FMPL_FEATURES_SUPPORTED	(FMPL_FEATURE_P2P | FMPL_FEATURE_SPOOL | \
-				 FMPL_FEATURE_ANY_SOURCE | FMPL_FEATURE_COLL)
+				 FMPL_FEATURE_ANY_SOURCE | FMPL_FEATURE_COLL | \
+				 FMPL_FEATURE_FAST)
 
 extern u64 fmpl_msg_max;
 
@@ -207,6 +209,8 @@ struct fmpl_comm {
  * @key, @size, @mode, @uid, @gid: identity and the creator's permission.
  * @joined: ranks joined; @complete once all were there.
  * @broken: a rank left after completion: collectives fail.
+ * @fast_count: fast indices; @fast: the fast area (vmalloc_user), or NULL;
+ *	@fast_bytes: its size.
  */
 struct fmpl_world {
 	struct kref ref;
@@ -225,6 +229,9 @@ struct fmpl_world {
 	struct fmpl_ep *eps[FMPL_RANKS_MAX];
 	struct fmpl_comm *comms[FMPL_COMMS_MAX];
 	struct list_head reap;
+	u32 fast_count;
+	u64 fast_bytes;
+	void *fast;
 };
 
 /* fmpl_pages.c */
@@ -246,6 +253,11 @@ void fmpl_req_put(struct fmpl_req *req);
 void fmpl_reap(struct fmpl_world *w);
 int fmpl_comm_info(struct fmpl_ep *ep, struct fmpl_comm_info *ci,
 		   u32 __user *members);
+
+/* fmpl_fast.c */
+int fmpl_fast_mmap(struct fmpl_ep *ep, struct vm_area_struct *vma);
+int fmpl_fast_wait(struct fmpl_ep *ep, const struct fmpl_fast_wait *fw);
+int fmpl_fast_wake(struct fmpl_ep *ep, const struct fmpl_fast_wake *fk);
 
 /* fmpl_p2p.c */
 int fmpl_send(struct fmpl_ep *ep, struct fmpl_xfer *x);

@@ -55,7 +55,8 @@ static long fmpl_ioc_api(struct fmpl_file *ff, struct fmpl_api __user *uarg)
 	else if (api.api != FMPL_API_VERSION)
 		ret = -EPROTONOSUPPORT;
 	else if (api.features & ~(FMPL_FEATURE_P2P | FMPL_FEATURE_SPOOL |
-				  FMPL_FEATURE_ANY_SOURCE | FMPL_FEATURE_COLL))
+				  FMPL_FEATURE_ANY_SOURCE | FMPL_FEATURE_COLL |
+				  FMPL_FEATURE_FAST))
 		ret = -EINVAL;
 	else if (api.features & ~FMPL_FEATURES_SUPPORTED)
 		ret = -EOPNOTSUPP;
@@ -87,11 +88,14 @@ static long fmpl_ioc_info(struct fmpl_info __user *uarg)
 
 static int fmpl_init_validate(const struct fmpl_init *in)
 {
-	if (in->reserved0 || !fmpl_zero(in->reserved, sizeof(in->reserved)))
+	if (!fmpl_zero(in->reserved, sizeof(in->reserved)))
 		return -EINVAL;
 	if (!in->key || !in->size || in->size > FMPL_RANKS_MAX ||
 	    in->rank >= in->size || in->mode > FMPL_MODE_ANY ||
 	    !in->count || in->count > FMPL_COUNT_MAX)
+		return -EINVAL;
+	if (in->fast_count > FMPL_FAST_COUNT_MAX ||
+	    fmpl_fast_bytes(in->size, in->fast_count) > FMPL_FAST_AREA_MAX)
 		return -EINVAL;
 	if (!in->ma || !in->fa || !IS_ALIGNED(in->ma, 8) ||
 	    !IS_ALIGNED(in->fa, 8))
@@ -246,6 +250,26 @@ static long fmpl_ioc_comm_info(struct fmpl_ep *ep,
 	return ret;
 }
 
+static long fmpl_ioc_fast(struct fmpl_ep *ep, unsigned int cmd,
+			  void __user *uarg)
+{
+	struct fmpl_fast_wait fw;
+	struct fmpl_fast_wake fk;
+
+	if (cmd == FMPL_IOC_FAST_WAKE) {
+		if (copy_from_user(&fk, uarg, sizeof(fk)))
+			return -EFAULT;
+		if (fk.reserved0 || !fmpl_zero(fk.reserved, sizeof(fk.reserved)))
+			return -EINVAL;
+		return fmpl_fast_wake(ep, &fk);
+	}
+	if (copy_from_user(&fw, uarg, sizeof(fw)))
+		return -EFAULT;
+	if (fw.reserved0 || !fmpl_zero(fw.reserved, sizeof(fw.reserved)))
+		return -EINVAL;
+	return fmpl_fast_wait(ep, &fw);
+}
+
 static long fmpl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct fmpl_file *ff = file->private_data;
@@ -267,6 +291,8 @@ static long fmpl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case FMPL_IOC_BCAST:
 	case FMPL_IOC_COMM_CREATE:
 	case FMPL_IOC_COMM_INFO:
+	case FMPL_IOC_FAST_WAIT:
+	case FMPL_IOC_FAST_WAKE:
 		break;
 	default:
 		return -ENOTTY;
@@ -293,9 +319,23 @@ static long fmpl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return fmpl_ioc_coll(ep, cmd, uarg);
 	case FMPL_IOC_COMM_CREATE:
 		return fmpl_ioc_comm_create(ep, uarg);
+	case FMPL_IOC_FAST_WAIT:
+	case FMPL_IOC_FAST_WAKE:
+		return fmpl_ioc_fast(ep, cmd, uarg);
 	default:
 		return fmpl_ioc_comm_info(ep, uarg);
 	}
+}
+
+/* The world's fast area, for the ranks that joined it (FMPL_FEATURE_FAST). */
+static int fmpl_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct fmpl_file *ff = file->private_data;
+	struct fmpl_ep *ep = smp_load_acquire(&ff->ep);	/* see fmpl_ioc_init */
+
+	if (!ep)
+		return -ENOTCONN;
+	return fmpl_fast_mmap(ep, vma);
 }
 
 static int fmpl_open(struct inode *inode, struct file *file)
@@ -325,6 +365,7 @@ static const struct file_operations fmpl_fops = {
 	.open		= fmpl_open,
 	.release	= fmpl_release,
 	.unlocked_ioctl	= fmpl_ioctl,
+	.mmap		= fmpl_mmap,
 	.compat_ioctl	= compat_ptr_ioctl,
 };
 

@@ -10,6 +10,7 @@
 
 #include <linux/cred.h>
 #include <linux/jiffies.h>
+#include <linux/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -28,6 +29,7 @@ static void fmpl_world_release(struct kref *ref)
 		fmpl_comm_free(w->comms[i]);
 	for (i = 0; i < w->size; i++)
 		kfree(w->eps[i]);
+	vfree(w->fast);
 	kfree(w);
 }
 
@@ -174,16 +176,25 @@ static struct fmpl_world *fmpl_world_create(const struct fmpl_init *in)
 	spin_lock_init(&w->lock);
 	init_waitqueue_head(&w->wq);
 	INIT_LIST_HEAD(&w->reap);
-	w->comms[FMPL_COMM_WORLD] = fmpl_comm_alloc(FMPL_COMM_WORLD, w->size);
-	if (!w->comms[FMPL_COMM_WORLD]) {
-		kfree(w);
-		return NULL;
+	w->fast_count = in->fast_count;
+	if (w->fast_count) {
+		w->fast_bytes = fmpl_fast_bytes(w->size, w->fast_count);
+		w->fast = vmalloc_user(PAGE_ALIGN(w->fast_bytes));
+		if (!w->fast)
+			goto free;
 	}
+	w->comms[FMPL_COMM_WORLD] = fmpl_comm_alloc(FMPL_COMM_WORLD, w->size);
+	if (!w->comms[FMPL_COMM_WORLD])
+		goto free;
 	for (i = 0; i < w->size; i++) {
 		w->comms[FMPL_COMM_WORLD]->members[i] = i;
 		w->comms[FMPL_COMM_WORLD]->rank_of[i] = i;
 	}
 	return w;
+free:
+	vfree(w->fast);
+	kfree(w);
+	return NULL;
 }
 
 /* May the current process join @w? */
@@ -324,9 +335,11 @@ int fmpl_join(struct fmpl_ep **epp, const struct fmpl_init *in)
 			 from_kuid(&init_user_ns, current_euid()), found->mode);
 		ret = -EACCES;
 		goto unlock;
-	} else if (found->size != in->size) {
-		pr_debug("world %#llx has %u ranks, not %u\n", in->key,
-			 found->size, in->size);
+	} else if (found->size != in->size ||
+		   found->fast_count != in->fast_count) {
+		pr_debug("world %#llx has %u ranks and %u fast indices, not %u and %u\n",
+			 in->key, found->size, found->fast_count, in->size,
+			 in->fast_count);
 		ret = -EEXIST;
 		goto unlock;
 	} else if (found->complete) {
@@ -473,6 +486,8 @@ void fmpl_leave(struct fmpl_ep *ep)
 	spin_lock(&w->lock);
 	ep->dead = true;
 	w->broken = true;
+	if (w->fast)	/* the departure word of the fast area */
+		WRITE_ONCE(((u32 *)w->fast)[ep->rank], 1);
 	fmpl_leave_slots(w, ep);
 	fmpl_leave_any(w, ep);
 	spin_unlock(&w->lock);

@@ -118,7 +118,7 @@ OFF(fmpl_init, rank, 12);
 OFF(fmpl_init, mode, 16);
 OFF(fmpl_init, count, 20);
 OFF(fmpl_init, join_timeout_ms, 24);
-OFF(fmpl_init, reserved0, 28);
+OFF(fmpl_init, fast_count, 28);
 OFF(fmpl_init, ma, 32);
 OFF(fmpl_init, fa, 40);
 OFF(fmpl_init, reserved, 48);
@@ -188,6 +188,28 @@ OFF(fmpl_comm_info, members_len, 24);
 OFF(fmpl_comm_info, reserved1, 28);
 OFF(fmpl_comm_info, reserved, 32);
 
+SIZE(fmpl_fast_slot, 128);
+OFF(fmpl_fast_slot, sent, 0);
+OFF(fmpl_fast_slot, taken, 4);
+OFF(fmpl_fast_slot, size, 8);
+OFF(fmpl_fast_slot, recv_sleeps, 12);
+OFF(fmpl_fast_slot, send_sleeps, 16);
+OFF(fmpl_fast_slot, reserved, 20);
+OFF(fmpl_fast_slot, data, 32);
+
+SIZE(fmpl_fast_wait, 40);
+OFF(fmpl_fast_wait, offset, 0);
+OFF(fmpl_fast_wait, value, 8);
+OFF(fmpl_fast_wait, peer, 12);
+OFF(fmpl_fast_wait, timeout_ms, 16);
+OFF(fmpl_fast_wait, reserved0, 20);
+OFF(fmpl_fast_wait, reserved, 24);
+
+SIZE(fmpl_fast_wake, 24);
+OFF(fmpl_fast_wake, rank, 0);
+OFF(fmpl_fast_wake, reserved0, 4);
+OFF(fmpl_fast_wake, reserved, 8);
+
 STATIC_ASSERT(FMPL_IOC_API == 0xc010db00, "FMPL_IOC_API");
 STATIC_ASSERT(FMPL_IOC_GET_INFO == 0x8040db01, "FMPL_IOC_GET_INFO");
 STATIC_ASSERT(FMPL_IOC_INIT == 0x4050db02, "FMPL_IOC_INIT");
@@ -199,6 +221,8 @@ STATIC_ASSERT(FMPL_IOC_SENDBUF_CHECK == 0x8020db14, "FMPL_IOC_SENDBUF_CHECK");
 STATIC_ASSERT(FMPL_IOC_BARRIER == 0x4028db20, "FMPL_IOC_BARRIER");
 STATIC_ASSERT(FMPL_IOC_BCAST == 0x4028db21, "FMPL_IOC_BCAST");
 STATIC_ASSERT(FMPL_IOC_COMM_CREATE == 0xc028db22, "FMPL_IOC_COMM_CREATE");
+STATIC_ASSERT(FMPL_IOC_FAST_WAIT == 0x4028db30, "FMPL_IOC_FAST_WAIT");
+STATIC_ASSERT(FMPL_IOC_FAST_WAKE == 0x4018db31, "FMPL_IOC_FAST_WAKE");
 STATIC_ASSERT(FMPL_IOC_COMM_INFO == 0xc030db23, "FMPL_IOC_COMM_INFO");
 
 int main(void)

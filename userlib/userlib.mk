@@ -123,7 +123,7 @@ install-libdlm: $(O)/lib/libdlm.so.0 $(O)/lib/libdlm.a $(O)/lib/pkgconfig/dlm.pc
 LIBFMPL_VERSION	:= 0.1.0
 LIBFMPL_PREFIX	?= /usr/local
 
-LIBFMPL_SRCS	:= $(addprefix userlib/libfmpl/,errors.c env.c init.c p2p.c coll.c ops.c)
+LIBFMPL_SRCS	:= $(addprefix userlib/libfmpl/,errors.c env.c init.c p2p.c fast.c coll.c ops.c)
 LIBFMPL_HDRS	:= userlib/include/fmpl.h $(wildcard userlib/libfmpl/*.h) uapi/linux/fmpl.h
 LIBFMPL_OBJS	:= $(patsubst userlib/libfmpl/%.c,$(O)/userlib/fmpl-obj/%.o,$(LIBFMPL_SRCS))
 LIBFMPL_CFLAGS	:= $(USER_CFLAGS) -std=c11 -Wextra $(LIBDLM_INC) -fPIC -fvisibility=hidden

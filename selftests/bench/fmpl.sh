@@ -107,10 +107,13 @@ if [[ -r /sys/module/dlmem/parameters/msg_max_mb ]]; then
 fi
 
 # launch IMPL N [MODE]: LAUNCH = the command line starting N ranks of IMPL
-# (MODE nocma: Open MPI with CMA single copy turned off).
+# (MODE nocma: Open MPI with CMA single copy turned off; MODE fast: FMPL
+# with FMPL_FAST=64).
 launch() {
 	if [[ $1 == fmpl ]]; then
 		LAUNCH=("$bin/bin/fmplrun" -np "$2")
+		# MODE fast: libfmpl's fast indices (no system call up to 96 B).
+		[[ ${3:-} == fast ]] && LAUNCH=(env FMPL_FAST=64 "${LAUNCH[@]}")
 		return
 	fi
 	mpi_launch "$1" "$2"
@@ -196,6 +199,10 @@ for rep in $(seq "$reps"); do
 		say "  8 B latency $(value latency "$impl" - 2 8) us," \
 			"1 MB bandwidth $(value bw "$impl" - 2 1048576) MB/s," \
 			"gap at K=1/600 $(value gap "$impl" - 2 1)/$(value gap "$impl" - 2 600) us"
+		# FMPL's fast indices: messages up to 96 B with no system call.
+		if [[ $impl == fmpl ]]; then
+			run fmpl fast 2 -t latency,bw -m "$max_bytes" -n "$iters"
+		fi
 		# For reference: Open MPI copying in and out of shared memory.
 		if [[ $impl == openmpi ]]; then
 			run openmpi nocma 2 -t latency,bw -m "$max_bytes" -n "$iters"

@@ -22,9 +22,12 @@ COLL_SYS = (('fmpl', 'native'), ('fmpl', 'tree'), ('openmpi', '-'), ('mpich', '-
 COLL_NAME = {('fmpl', 'native'): 'FMPL native', ('fmpl', 'tree'): 'FMPL tree',
              ('openmpi', '-'): 'Open MPI', ('mpich', '-'): 'MPICH'}
 COLOR = {('fmpl', '-'): 'C0', ('fmpl', 'native'): 'C0', ('fmpl', 'tree'): 'C3',
+         ('fmpl', 'fast'): 'C4',
          ('openmpi', '-'): 'C1', ('mpich', '-'): 'C2'}
-P2P_SYS = (('fmpl', '-'), ('openmpi', '-'), ('mpich', '-'), ('openmpi', 'nocma'))
-P2P_NAME = {('fmpl', '-'): 'FMPL', ('openmpi', '-'): 'Open MPI', ('mpich', '-'): 'MPICH',
+P2P_SYS = (('fmpl', '-'), ('fmpl', 'fast'), ('openmpi', '-'), ('mpich', '-'),
+           ('openmpi', 'nocma'))
+P2P_NAME = {('fmpl', '-'): 'FMPL', ('fmpl', 'fast'): 'FMPL fast',
+            ('openmpi', '-'): 'Open MPI', ('mpich', '-'): 'MPICH',
             ('openmpi', 'nocma'): 'OMPI noCMA'}
 P2P_SHORT = {('openmpi', '-'): 'OMPI', ('mpich', '-'): 'MPICH',
              ('openmpi', 'nocma'): 'noCMA'}
@@ -99,18 +102,25 @@ def main():
                              ('bw', 'bandwidth, window of 64', 'MB/s')):
         print(f'\n{head} ({unit}, 2 ranks)')
         fm = ('fmpl', '-') in p2p
+        ff = ('fmpl', 'fast') in p2p and ('openmpi', '-') in p2p
         print('%8s' % 'size' + ''.join('%12s' % P2P_NAME[c] for c in p2p) +
-              (''.join('%12s' % f'FMPL/{P2P_SHORT[c]}' for c in others) if fm else ''))
+              (''.join('%12s' % f'FMPL/{P2P_SHORT[c]}' for c in others) if fm else '') +
+              ('%12s' % 'fast/OMPI' if ff else ''))
         for s in sizes(test):
             line = '%8s' % human(s) + ''.join(f2(val(test, c[0], s, c[1]), 12)
                                               for c in p2p)
             if fm:
                 line += ''.join(ratio(val(test, 'fmpl', s), val(test, c[0], s, c[1]), 12)
                                 for c in others)
+            if ff:
+                line += ratio(val(test, 'fmpl', s, 'fast'), val(test, 'openmpi', s), 12)
             print(line)
     if ('openmpi', 'nocma') in p2p:
         print('(OMPI noCMA: Open MPI with btl_vader_single_copy_mechanism=none, '
               'for reference)')
+    if ('fmpl', 'fast') in p2p:
+        print('(FMPL fast: FMPL_FAST=64, messages up to 96 B through the fast area '
+              'with no system call, larger ones as FMPL; last column: fast/OMPI)')
 
     ks = sizes('gap')
     if ks:
@@ -166,10 +176,14 @@ def main():
     # ---- issue 10's bars ----
     print('\nbars (issue 10):')
     f8, o8 = val('latency', 'fmpl', 8), val('latency', 'openmpi', 8)
+    q8 = val('latency', 'fmpl', 8, 'fast')
+    if q8 is not None and o8 is not None:
+        print(f'  8-byte latency FMPL (fast indices) <= Open MPI: {q8:.2f} us vs '
+              f'{o8:.2f} us ({q8 / o8:.2f}x) -> {verdict(q8 <= o8)}')
     if f8 is not None and o8 is not None:
-        print(f'  8-byte latency FMPL <= Open MPI: {f8:.2f} us vs {o8:.2f} us '
-              f'({f8 / o8:.2f}x) -> {verdict(f8 <= o8)}')
-    else:
+        print(f'  8-byte latency FMPL (kernel path) <= Open MPI: {f8:.2f} us vs '
+              f'{o8:.2f} us ({f8 / o8:.2f}x) -> {verdict(f8 <= o8)}')
+    elif q8 is None:
         print('  8-byte latency FMPL <= Open MPI: not measured -> NOT MET')
     big = [s for s in sizes('bw') if s >= 1 << 20]
     rs = [(s, val('bw', 'fmpl', s), val('bw', 'openmpi', s)) for s in big]
@@ -230,8 +244,8 @@ def plot(png, title, data, impls, csys, nranks, ks, sizes, ncpu):
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts],
                         ':' if c[1] == 'nocma' else '-', marker='o', ms=3,
-                        color=COLOR[(c[0], '-')],
-                        label='Open MPI, no CMA' if c[1] == 'nocma' else NAME[c[0]])
+                        color=COLOR[c if c == ('fmpl', 'fast') else (c[0], '-')],
+                        label=P2P_NAME[c] if c[1] != 'nocma' else 'Open MPI, no CMA')
         ax.set_xscale('log', base=2)
         ax.set_yscale('log')
         ax.set_xlabel('message size (bytes)')

@@ -106,14 +106,16 @@ static int open_world(struct world *w)
 static const unsigned long after_init[] = {
 	FMPL_IOC_SEND, FMPL_IOC_RECV, FMPL_IOC_WAIT, FMPL_IOC_SENDBUF_SET,
 	FMPL_IOC_SENDBUF_CHECK, FMPL_IOC_BARRIER, FMPL_IOC_BCAST,
-	FMPL_IOC_COMM_CREATE, FMPL_IOC_COMM_INFO,
+	FMPL_IOC_COMM_CREATE, FMPL_IOC_COMM_INFO, FMPL_IOC_FAST_WAIT,
+	FMPL_IOC_FAST_WAKE,
 };
 
 static const unsigned long all_cmds[] = {
 	FMPL_IOC_API, FMPL_IOC_GET_INFO, FMPL_IOC_INIT, FMPL_IOC_SEND,
 	FMPL_IOC_RECV, FMPL_IOC_WAIT, FMPL_IOC_SENDBUF_SET,
 	FMPL_IOC_SENDBUF_CHECK, FMPL_IOC_BARRIER, FMPL_IOC_BCAST,
-	FMPL_IOC_COMM_CREATE, FMPL_IOC_COMM_INFO,
+	FMPL_IOC_COMM_CREATE, FMPL_IOC_COMM_INFO, FMPL_IOC_FAST_WAIT,
+	FMPL_IOC_FAST_WAKE,
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -129,7 +131,7 @@ TEST(get_info_any_time)
 	ASSERT_EQ(FMPL_API_VERSION, info.api);
 	ASSERT_LE(2, info.ranks_max);
 	ASSERT_NE(0, info.features & FMPL_FEATURE_P2P);
-	ASSERT_EQ(0, info.features & ~0xfULL);
+	ASSERT_EQ(0, info.features & ~0x1fULL);
 	ASSERT_LE(600 + 4, info.count_max);
 	ASSERT_LE(16 * MB, info.msg_max);
 	ASSERT_EQ(-1, check_byte(info.reserved, sizeof(info.reserved), 0));
@@ -172,7 +174,7 @@ TEST(api_version_features_reserved)
 		ASSERT_NE(0, api.features & FMPL_FEATURE_P2P);
 	}
 	/* Unknown feature bits: EINVAL. */
-	for (int b = 4; b < 64; b += 7) {
+	for (int b = 5; b < 64; b += 7) {
 		api = (struct fmpl_api){ .api = FMPL_API_VERSION,
 					 .features = FMPL_FEATURE_P2P | (1ULL << b) };
 		ASSERT_EQ(-EINVAL, io(fd, FMPL_IOC_API, &api));
@@ -192,7 +194,7 @@ TEST(api_version_features_reserved)
 	api = (struct fmpl_api){ .api = 1, .features = 0xf };
 	ASSERT_EQ(0, io(fd, FMPL_IOC_API, &api));
 	ASSERT_EQ(FMPL_API_VERSION, api.api);
-	ASSERT_EQ(0xfULL, api.features);
+	ASSERT_EQ(0x1fULL, api.features);
 	ASSERT_EQ(0, api.reserved);
 	api = (struct fmpl_api){ .api = 1 };
 	r = io(fd, FMPL_IOC_API, &api);
@@ -232,7 +234,8 @@ TEST(init_every_field)
 	ASSERT_EQ(errno_, io(w.fd, FMPL_IOC_INIT, &in));		\
 } while (0)
 
-	BAD_INIT(-EINVAL, in.reserved0 = 1);
+	BAD_INIT(-EINVAL, in.fast_count = FMPL_FAST_COUNT_MAX + 1);
+	BAD_INIT(-EINVAL, in.fast_count = 0xffffffffU);
 	for (i = 0; i < N(in.reserved); i++)
 		BAD_INIT(-EINVAL, in.reserved[i] = 1ULL << (i * 16));
 	BAD_INIT(-EINVAL, in.key = 0);

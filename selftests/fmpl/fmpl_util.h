@@ -88,6 +88,7 @@ static inline void rank_env(int rank, int size, uint64_t key)
 	unsetenv("FMPL_COLL");
 	unsetenv("FMPL_MODE");
 	unsetenv("FMPL_SPIN_US");
+	unsetenv("FMPL_FAST");
 	if (!getenv("FMPL_JOIN_TIMEOUT_MS"))
 		setenv("FMPL_JOIN_TIMEOUT_MS", "10000", 1);
 }

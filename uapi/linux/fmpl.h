@@ -50,6 +50,7 @@
 #define FMPL_FEATURE_SPOOL	_BITULL(1)	/* SENDBUF_SET, SENDBUF_CHECK */
 #define FMPL_FEATURE_ANY_SOURCE	_BITULL(2)	/* FMPL_XFER_ANY_SOURCE */
 #define FMPL_FEATURE_COLL	_BITULL(3)	/* BARRIER, BCAST, COMM_CREATE */
+#define FMPL_FEATURE_FAST	_BITULL(4)	/* fast_count, mmap, FAST_WAIT/WAKE */
 
 /**
  * struct fmpl_api - FMPL_IOC_API argument.
@@ -158,6 +159,10 @@ struct fmpl_flag {
  * @count: matching indices per peer (1..fmpl_info.count_max).
  * @join_timeout_ms: time to wait for the other ranks in ms (0: 30000);
  *	ETIMEDOUT when they do not all come, and the world is left.
+ * @fast_count: 0, or the number of *fast indices* (1..FMPL_FAST_COUNT_MAX,
+ *	the same on every rank, EEXIST otherwise): the world then has a fast
+ *	area (below) that each rank may mmap(); EINVAL if that area would be
+ *	larger than 8 MiB.
  * @ma: address of the matching area, 8-byte aligned,
  *	FMPL_AREA_BYTES(size, count, struct fmpl_header) bytes, writable.
  * @fa: address of the flag area, same rules with struct fmpl_flag.
@@ -170,7 +175,7 @@ struct fmpl_init {
 	__u32 mode;
 	__u32 count;
 	__u32 join_timeout_ms;
-	__u32 reserved0;
+	__u32 fast_count;
 	__u64 ma;
 	__u64 fa;
 	__u64 reserved[4];
@@ -178,6 +183,85 @@ struct fmpl_init {
 
 #define FMPL_AREA_BYTES(size, count, type) \
 	((__u64)(size) * ((count) + 1) * sizeof(type))
+
+/*
+ * The fast area (FMPL_FEATURE_FAST): an XPMEM-style attached mapping that
+ * lets small messages go from one process to another with no system call.
+ * It is shared by the ranks of a world and mapped with
+ * mmap(NULL, fmpl_fast_bytes(size, fast_count), PROT_READ | PROT_WRITE,
+ * MAP_SHARED, fd, 0) after FMPL_IOC_INIT.  It starts with
+ * FMPL_FAST_HDR_BYTES of header, whose first `size` __u32 words are the
+ * ranks' departure words (the kernel sets word r to 1 when rank r leaves),
+ * followed by the slots [sender][receiver][index < fast_count].  The
+ * protocol on a slot (libfmpl's, documented in Documentation/fmpl.rst) is
+ * the processes' own: the kernel only initialises the area to zero, writes
+ * the departure words, and sleeps and wakes processes on request
+ * (FMPL_IOC_FAST_WAIT, FMPL_IOC_FAST_WAKE).  Members of a world can write
+ * each other's slots, nothing else.
+ */
+#define FMPL_FAST_COUNT_MAX	64
+#define FMPL_FAST_DATA_MAX	96
+#define FMPL_FAST_HDR_BYTES	256
+
+/**
+ * struct fmpl_fast_slot - one sender-to-receiver slot of the fast area.
+ * @sent: messages the sender has put in the slot (the sender writes it).
+ * @taken: messages the receiver has taken out (the receiver writes it).
+ * @size: the size of the message in the slot.
+ * @recv_sleeps: the receiver sleeps in FMPL_IOC_FAST_WAIT on @sent.
+ * @send_sleeps: the sender sleeps in FMPL_IOC_FAST_WAIT on @taken.
+ * @reserved: zero.
+ * @data: the message.
+ */
+struct fmpl_fast_slot {
+	__u32 sent;
+	__u32 taken;
+	__u32 size;
+	__u32 recv_sleeps;
+	__u32 send_sleeps;
+	__u32 reserved[3];
+	__u8 data[FMPL_FAST_DATA_MAX];
+};
+
+/* Bytes of the fast area of a world of @size ranks and @fast_count indices. */
+static inline __u64 fmpl_fast_bytes(__u32 size, __u32 fast_count)
+{
+	return FMPL_FAST_HDR_BYTES + (__u64)size * size * fast_count *
+	       sizeof(struct fmpl_fast_slot);
+}
+
+/**
+ * struct fmpl_fast_wait - FMPL_IOC_FAST_WAIT argument: sleep while the
+ * __u32 at @offset of the fast area still holds @value, rank @peer of the
+ * world has not left, and no fatal signal comes; at most @timeout_ms
+ * (0: no limit).  Returns 0 (the word changed, or it never held @value),
+ * ECONNRESET (@peer left), ETIMEDOUT.
+ * @offset: byte offset of the word, 4-byte aligned, inside the area.
+ * @value: the value to sleep on.
+ * @peer: world rank whose departure ends the wait.
+ * @timeout_ms: limit, 0 for none.
+ * @reserved: must be zero.
+ */
+struct fmpl_fast_wait {
+	__u64 offset;
+	__u32 value;
+	__u32 peer;
+	__u32 timeout_ms;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+/**
+ * struct fmpl_fast_wake - FMPL_IOC_FAST_WAKE argument: wake rank @rank if
+ * it sleeps in FMPL_IOC_FAST_WAIT (it then checks its word again).
+ * @rank: world rank.
+ * @reserved0, @reserved: must be zero.
+ */
+struct fmpl_fast_wake {
+	__u32 rank;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
 
 /* Communicators: FMPL_COMM_WORLD exists after FMPL_IOC_INIT. */
 #define FMPL_COMM_WORLD		0
@@ -373,5 +457,7 @@ struct fmpl_comm_info {
 #define FMPL_IOC_BCAST		_IOW(FMPL_IOC_MAGIC, 0x21, struct fmpl_coll)
 #define FMPL_IOC_COMM_CREATE	_IOWR(FMPL_IOC_MAGIC, 0x22, struct fmpl_comm_create)
 #define FMPL_IOC_COMM_INFO	_IOWR(FMPL_IOC_MAGIC, 0x23, struct fmpl_comm_info)
+#define FMPL_IOC_FAST_WAIT	_IOW(FMPL_IOC_MAGIC, 0x30, struct fmpl_fast_wait)
+#define FMPL_IOC_FAST_WAKE	_IOW(FMPL_IOC_MAGIC, 0x31, struct fmpl_fast_wake)
 
 #endif /* _UAPI_LINUX_FMPL_H */

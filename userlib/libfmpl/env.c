@@ -206,6 +206,12 @@ int fmpllib_parse_env(struct fmpllib_env *e, char *msg, size_t len)
 			"libfmpl: FMPL_SPIN_US=%s is not a number of microseconds (0..10000000; 0: never spin)",
 			v);
 
+	v = getenv("FMPL_FAST");
+	if (v && parse_uint(v, FMPL_FAST_COUNT_MAX, &e->fast))
+		return env_error(msg, len,
+			"libfmpl: FMPL_FAST=%s: give the number of fast matching indices, 0..%u (0: none)",
+			v, FMPL_FAST_COUNT_MAX);
+
 	v = getenv("FMPL_COLL");
 	if (v) {
 		if (!strcasecmp(v, "auto"))

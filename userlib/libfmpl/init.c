@@ -25,7 +25,8 @@ static int coll_explicit = -1;
 
 /* The features libfmpl uses; P2P is required, the rest used if there. */
 #define FMPLLIB_FEATURES	(FMPL_FEATURE_P2P | FMPL_FEATURE_SPOOL | \
-				 FMPL_FEATURE_ANY_SOURCE | FMPL_FEATURE_COLL)
+				 FMPL_FEATURE_ANY_SOURCE | FMPL_FEATURE_COLL | \
+				 FMPL_FEATURE_FAST)
 
 FMPLLIB_PUBLIC size_t fmpl_ma_bytes(int size, int count)
 {
@@ -158,6 +159,9 @@ static void release_state(void)
 		munmap(fmpllib_g.ma, fmpllib_g.ma_len);
 	if (fmpllib_g.fa_len)
 		munmap(fmpllib_g.fa, fmpllib_g.fa_len);
+	if (fmpllib_g.fast)
+		munmap(fmpllib_g.fast, fmpllib_g.fast_len);
+	free(fmpllib_g.fast_posts);
 	for (i = 0; i < fmpllib_g.ncomms; i++)
 		comm_free(fmpllib_g.comms[i]);
 	free(fmpllib_g.comms);
@@ -218,6 +222,53 @@ static int handshake(const struct fmpllib_env *e, int *ier)
 	return 0;
 }
 
+/* FMPL_FAST: the fast indices (at most the user's count) and their table. */
+static int fast_prepare(const struct fmpllib_env *e, int *ier)
+{
+	if (!e->fast)
+		return 0;
+	if (!(fmpllib_g.features & FMPL_FEATURE_FAST))
+		return init_fail(ier, FMPL_ERR_NODEV, EOPNOTSUPP,
+			"libfmpl: FMPL_FAST=%u, but this kernel's /dev/fmpl has no fast area: unset FMPL_FAST or load a newer dlmem.ko",
+			e->fast);
+	fmpllib_g.fast_count = e->fast < fmpllib_g.count ? e->fast :
+							   fmpllib_g.count;
+	if (fmpl_fast_bytes((uint32_t)e->size, fmpllib_g.fast_count) >
+	    (8U << 20))
+		return init_fail(ier, FMPL_ERR_ARG, EINVAL,
+			"libfmpl: FMPL_FAST=%u with %d ranks needs a fast area over 8 MiB: lower FMPL_FAST",
+			fmpllib_g.fast_count, e->size);
+	fmpllib_g.fast_posts = calloc((size_t)e->size * fmpllib_g.fast_count,
+				      sizeof(*fmpllib_g.fast_posts));
+	if (!fmpllib_g.fast_posts)
+		return init_fail(ier, FMPL_ERR_NOMEM, ENOMEM,
+				 "libfmpl: out of memory");
+	return 0;
+}
+
+/* Map the world's fast area, shared by every rank. */
+static int fast_map(const struct fmpllib_env *e, int *ier)
+{
+	size_t len;
+	void *p;
+	int err;
+
+	if (!fmpllib_g.fast_count)
+		return 0;
+	len = fmpl_fast_bytes((uint32_t)e->size, fmpllib_g.fast_count);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fmpllib_g.fd,
+		 0);
+	if (p == MAP_FAILED) {
+		err = errno;
+		return init_fail(ier, FMPL_ERR_NOMEM, err,
+				 "libfmpl: cannot map the fast area (%zu bytes): %s",
+				 len, strerror(err));
+	}
+	fmpllib_g.fast = p;
+	fmpllib_g.fast_len = len;
+	return 0;
+}
+
 static int join(const struct fmpllib_env *e, int *ier)
 {
 	struct fmpl_init in = {
@@ -227,6 +278,7 @@ static int join(const struct fmpllib_env *e, int *ier)
 		.mode = e->mode,
 		.count = fmpllib_g.kcount,
 		.join_timeout_ms = e->join_timeout_ms,
+		.fast_count = fmpllib_g.fast_count,
 		.ma = (uintptr_t)fmpllib_g.ma,
 		.fa = (uintptr_t)fmpllib_g.fa,
 	};
@@ -254,8 +306,9 @@ static int join(const struct fmpllib_env *e, int *ier)
 			e->rank, (unsigned long long)e->key);
 	case EEXIST:
 		return init_fail(ier, FMPL_ERR_INIT, err,
-			"libfmpl: a world of key %#llx exists with a different size than %d (from %s): another job uses this key; give each job its own FMPL_KEY",
-			(unsigned long long)e->key, e->size, launcher_name(e->src));
+			"libfmpl: a world of key %#llx exists with a different size than %d (from %s) or another FMPL_FAST than %u: another job uses this key (give each job its own FMPL_KEY), or the ranks disagree on FMPL_FAST",
+			(unsigned long long)e->key, e->size, launcher_name(e->src),
+			fmpllib_g.fast_count);
 	case EBUSY:
 		return init_fail(ier, FMPL_ERR_INIT, err,
 			"libfmpl: this file already joined a world");
@@ -347,7 +400,13 @@ FMPLLIB_PUBLIC int fmpl_init(void *ma, void *fa, int count, int *ier)
 		goto fail;
 	}
 
+	ret = fast_prepare(&e, ier);
+	if (ret)
+		goto fail;
 	ret = join(&e, ier);
+	if (ret)
+		goto fail;
+	ret = fast_map(&e, ier);
 	if (ret)
 		goto fail;
 	fmpllib_inited = 1;

@@ -51,6 +51,7 @@ struct fmpllib_env {
 	unsigned int mode;	/* FMPL_MODE_* */
 	unsigned int join_timeout_ms;
 	unsigned int spin_us;
+	unsigned int fast;	/* FMPL_FAST: fast indices wanted */
 	int coll;		/* FMPL_COLL_*, -1: not set */
 	const char *dev;
 };
@@ -83,6 +84,16 @@ struct fmpllib_comm {
 	uint32_t *members;	/* world rank of each rank */
 };
 
+/* A non-blocking receive on a fast index (fast.c). */
+enum { FMPLLIB_FAST_IDLE, FMPLLIB_FAST_POSTED, FMPLLIB_FAST_DONE };
+struct fmpllib_fast_post {
+	int state;
+	void *buf;
+	size_t size;
+	int ret, err;		/* the result once done */
+	fmpl_status st;
+};
+
 struct fmpllib_state {
 	int fd;
 	int rank, size;		/* world */
@@ -99,6 +110,10 @@ struct fmpllib_state {
 	struct fmpllib_comm **comms;	/* by comm id */
 	size_t ncomms;
 	int spool_set;
+	void *fast;		/* the fast area (FMPL_FAST), or NULL */
+	size_t fast_len;
+	unsigned int fast_count;	/* fast indices: 0..fast_count-1 */
+	struct fmpllib_fast_post *fast_posts;	/* [world rank][fast_count] */
 };
 
 /* What libfmpl knows of its last isend on a (peer, index). */
@@ -137,6 +152,33 @@ int fmpllib_send(struct fmpllib_comm *c, int peer, uint32_t mai,
 		 const void *buf, size_t size, int *ier);
 int fmpllib_recv(struct fmpllib_comm *c, int peer, uint32_t mai, void *buf,
 		 size_t size, fmpl_status *st, int *ier);
+
+static inline void fmpllib_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* ---- fast.c: the fast indices ----------------------------------------- */
+
+static inline int fmpllib_fast(uint32_t mai)
+{
+	return mai < fmpllib_g.fast_count;
+}
+
+int fmpllib_fast_send(struct fmpllib_comm *c, int peer, uint32_t mai,
+		      const void *buf, size_t size, int nonblock);
+int fmpllib_fast_recv(struct fmpllib_comm *c, int peer, uint32_t mai,
+		      void *buf, size_t size, fmpl_status *st, int test);
+int fmpllib_fast_irecv(struct fmpllib_comm *c, int peer, uint32_t mai,
+		       void *buf, size_t size);
+int fmpllib_fast_irecv_wait(struct fmpllib_comm *c, int peer, uint32_t mai,
+			    fmpl_status *st, int test);
 
 /* ---- coll.c ------------------------------------------------------------ */
 

@@ -19,16 +19,7 @@
 
 #include "internal.h"
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
+#define cpu_relax fmpllib_cpu_relax
 
 uint64_t fmpllib_now_us(void)
 {
@@ -259,6 +250,9 @@ FMPLLIB_PUBLIC int fmpl_send(const void *buf, size_t size, int dst, int mai,
 
 	if (ret)
 		return fmpllib_ret(ier, ret, 0);
+	if (fmpllib_fast((uint32_t)mai))
+		return fmpllib_ret(ier, fmpllib_fast_send(c, dst, (uint32_t)mai,
+							  buf, size, 0), 0);
 	return fmpllib_send(c, dst, (uint32_t)mai, buf, size, ier);
 }
 
@@ -270,6 +264,9 @@ FMPLLIB_PUBLIC int fmpl_recv_status(void *buf, size_t size, int src, int mai,
 
 	if (ret)
 		return fmpllib_ret(ier, ret, 0);
+	if (fmpllib_fast((uint32_t)mai))
+		return fmpllib_ret(ier, fmpllib_fast_recv(c, src, (uint32_t)mai,
+							  buf, size, st, 0), 0);
 	return fmpllib_recv(c, src, (uint32_t)mai, buf, size, st, ier);
 }
 
@@ -288,6 +285,12 @@ FMPLLIB_PUBLIC int fmpl_isend(const void *buf, size_t size, int dst, int mai,
 
 	if (ret)
 		return fmpllib_ret(ier, ret, 0);
+	if (fmpllib_fast((uint32_t)mai)) {
+		ret = fmpllib_fast_send(c, dst, (uint32_t)mai, buf, size, 1);
+		if (!ret)
+			*isend_state(c, dst, (uint32_t)mai) = FMPLLIB_ISEND_DONE;
+		return fmpllib_ret(ier, ret, 0);
+	}
 	err = send_ioctl(c, dst, (uint32_t)mai, buf, size, FMPL_XFER_NONBLOCK,
 			 &status);
 	if (err)
@@ -327,7 +330,9 @@ FMPLLIB_PUBLIC int fmpl_irecv(void *buf, size_t size, int src, int mai,
 	struct fmpllib_comm *c;
 	int ret = check(comm, src, mai, 1, buf, size, &c), done;
 
-	if (!ret)
+	if (!ret && fmpllib_fast((uint32_t)mai))
+		ret = fmpllib_fast_irecv(c, src, (uint32_t)mai, buf, size);
+	else if (!ret)
 		ret = post_recv(c, src, (uint32_t)mai, buf, size, &done, NULL);
 	return fmpllib_ret(ier, ret, 0);
 }
@@ -338,7 +343,9 @@ FMPLLIB_PUBLIC int fmpl_irecv_wait_status(int src, int mai, int comm,
 	struct fmpllib_comm *c;
 	int ret = check(comm, src, mai, 1, NULL, 0, &c);
 
-	if (!ret)
+	if (!ret && fmpllib_fast((uint32_t)mai))
+		ret = fmpllib_fast_irecv_wait(c, src, (uint32_t)mai, st, 0);
+	else if (!ret)
 		ret = wait_recv(c, src, (uint32_t)mai, st);
 	return fmpllib_ret(ier, ret, 0);
 }
@@ -356,6 +363,9 @@ FMPLLIB_PUBLIC int fmpl_irecv_test(int src, int mai, int comm)
 
 	if (check(comm, src, mai, 1, NULL, 0, &c))
 		return -1;
+	if (fmpllib_fast((uint32_t)mai))
+		return fmpllib_fast_irecv_wait(c, src, (uint32_t)mai, NULL,
+					       1) == FMPL_SUCCESS;
 	f = &fmpllib_g.fa[fmpllib_slot(c->members[src], (uint32_t)mai)];
 	state = __atomic_load_n(&f->state, __ATOMIC_ACQUIRE);
 	return state == FMPL_FLAG_DONE || state == FMPL_FLAG_ERROR;
