@@ -285,11 +285,20 @@ static bool fmpl_join_done(struct fmpl_world *w)
 	return done;
 }
 
-/* Take a rank that never saw the world complete out of it again. */
-static void fmpl_unjoin(struct fmpl_world *w, struct fmpl_ep *ep)
+/*
+ * Take a rank whose wait for the others ended out of the world again,
+ * unless the world completed meanwhile (then it is in: false).  Joining
+ * completes a world under both locks, so the check cannot race with it.
+ */
+static bool fmpl_unjoin(struct fmpl_world *w, struct fmpl_ep *ep)
 {
 	mutex_lock(&fmpl_worlds_lock);
 	spin_lock(&w->lock);
+	if (w->complete) {
+		spin_unlock(&w->lock);
+		mutex_unlock(&fmpl_worlds_lock);
+		return false;
+	}
 	w->eps[ep->rank] = NULL;
 	w->joined--;
 	if (!w->joined && w->listed) {
@@ -301,6 +310,7 @@ static void fmpl_unjoin(struct fmpl_world *w, struct fmpl_ep *ep)
 	fmpl_ep_free_areas(ep);
 	kfree(ep);
 	fmpl_world_put(w);
+	return true;
 }
 
 int fmpl_join(struct fmpl_ep **epp, const struct fmpl_init *in)
@@ -367,20 +377,12 @@ int fmpl_join(struct fmpl_ep **epp, const struct fmpl_init *in)
 
 	left = wait_event_killable_timeout(w->wq, fmpl_join_done(w),
 					   msecs_to_jiffies(timeout_ms));
-	if (left <= 0) {
-		spin_lock(&w->lock);
-		if (w->complete) {	/* completed just now: keep it */
-			spin_unlock(&w->lock);
-			goto joined;
-		}
-		spin_unlock(&w->lock);
-		fmpl_unjoin(w, ep);
+	if (left <= 0 && fmpl_unjoin(w, ep)) {
 		if (left == 0)
 			pr_info("world %#llx: rank %u gave up after %u ms waiting for the other ranks (FMPL_JOIN_TIMEOUT_MS)\n",
 				in->key, in->rank, timeout_ms);
 		return left ? -EINTR : -ETIMEDOUT;
 	}
-joined:
 	*epp = ep;
 	return 0;
 
