@@ -175,6 +175,18 @@ static int fmpl_take_send(struct fmpl_ep *ep, struct fmpl_req *send,
 	return err;
 }
 
+/* Take a completed request out of its request table, if it is still there. */
+static void fmpl_table_drop(struct fmpl_world *w, struct fmpl_req **tbl,
+			    struct fmpl_req *req)
+{
+	spin_lock(&w->lock);
+	if (*tbl == req) {
+		*tbl = NULL;
+		fmpl_req_put_locked(req);
+	}
+	spin_unlock(&w->lock);
+}
+
 /* World rank of rank @peer of communicator @comm. */
 static int fmpl_peer(struct fmpl_ep *ep, u32 comm, u32 peer, u32 *wrank)
 {
@@ -477,14 +489,8 @@ again:
 		spin_unlock(&w->lock);
 	}
 	ret = fmpl_recv_result(ep, req, x);
-	if (!(x->flags & FMPL_XFER_NONBLOCK) && ret != -EINTR) {
-		spin_lock(&w->lock);
-		if (ep->rreq[idx] == req) {
-			ep->rreq[idx] = NULL;
-			fmpl_req_put_locked(req);
-		}
-		spin_unlock(&w->lock);
-	}
+	if (!(x->flags & FMPL_XFER_NONBLOCK) && ret != -EINTR)
+		fmpl_table_drop(w, &ep->rreq[idx], req);
 	goto put;
 unlock:
 	spin_unlock(&w->lock);
@@ -568,14 +574,8 @@ again:
 		goto put;
 	}
 	ret = fmpl_send_wait(ep, req, &x->status);
-	if (ret != -EINTR) {
-		spin_lock(&w->lock);
-		if (ep->sreq[idx] == req) {
-			ep->sreq[idx] = NULL;
-			fmpl_req_put_locked(req);
-		}
-		spin_unlock(&w->lock);
-	}
+	if (ret != -EINTR)
+		fmpl_table_drop(w, &ep->sreq[idx], req);
 	goto put;
 unlock:
 	spin_unlock(&w->lock);
@@ -625,14 +625,8 @@ int fmpl_wait(struct fmpl_ep *ep, struct fmpl_wait *wt)
 	} else {
 		ret = fmpl_send_wait(ep, req, &wt->status);
 	}
-	if (ret != -EINTR) {
-		spin_lock(&w->lock);
-		if (*tbl == req) {
-			*tbl = NULL;
-			fmpl_req_put_locked(req);
-		}
-		spin_unlock(&w->lock);
-	}
+	if (ret != -EINTR)
+		fmpl_table_drop(w, tbl, req);
 	fmpl_req_put(req);
 	fmpl_reap(w);
 	return ret;
