@@ -113,7 +113,9 @@ launch() {
 	if [[ $1 == fmpl ]]; then
 		LAUNCH=("$bin/bin/fmplrun" -np "$2")
 		# MODE fast: libfmpl's fast indices (no system call up to 96 B).
-		[[ ${3:-} == fast ]] && LAUNCH=(env FMPL_FAST=64 "${LAUNCH[@]}")
+		if [[ ${3:-} == fast ]]; then
+			LAUNCH=(env FMPL_FAST=64 "${LAUNCH[@]}")
+		fi
 		return
 	fi
 	mpi_launch "$1" "$2"
