@@ -27,8 +27,12 @@ static int abs_rank(const struct fmpllib_comm *c, int v, int root)
 	return (v + root) % c->size;
 }
 
-/* Native or tree?  FMPL_SUCCESS with *native set, or FMPL_ERR_NODEV. */
-static int choose(int is_bcast, size_t size, int *native)
+/*
+ * Native or tree, for a barrier (@is_bcast 0) or a bcast of @size bytes
+ * on @c?  FMPL_SUCCESS with *native set, or FMPL_ERR_NODEV.
+ */
+static int choose(const struct fmpllib_comm *c, int is_bcast, size_t size,
+		  int *native)
 {
 	int have = !!(fmpllib_g.features & FMPL_FEATURE_COLL);
 
@@ -44,8 +48,9 @@ static int choose(int is_bcast, size_t size, int *native)
 		*native = 0;
 		break;
 	default:
-		*native = have && (!is_bcast ||
-				   size <= FMPLLIB_AUTO_BCAST_NATIVE_MAX);
+		*native = have && (c->size > FMPLLIB_AUTO_TREE_RANKS ||
+				   (is_bcast &&
+				    size >= FMPLLIB_AUTO_BCAST_TREE_MAX));
 	}
 	return FMPL_SUCCESS;
 }
@@ -141,7 +146,7 @@ FMPLLIB_PUBLIC int fmpl_barrier(int comm, int *ier)
 	int ret = fmpllib_comm(comm, &c), native = 0;
 
 	if (!ret)
-		ret = choose(0, 0, &native);
+		ret = choose(c, 0, 0, &native);
 	if (ret)
 		return fmpllib_ret(ier, ret, 0);
 	if (native) {
@@ -177,7 +182,7 @@ FMPLLIB_PUBLIC int fmpl_bcast(void *buf, size_t size, int root, int comm,
 		ret = FMPL_ERR_ARG;
 	}
 	if (!ret)
-		ret = choose(1, size, &native);
+		ret = choose(c, 1, size, &native);
 	if (ret)
 		return fmpllib_ret(ier, ret, 0);
 	if (native) {

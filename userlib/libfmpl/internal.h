@@ -32,10 +32,13 @@
 #define FMPLLIB_MAI_SPARE(c)	((c) + 3)
 
 /*
- * FMPL_COLL=auto: the kernel's bcast up to this many bytes, the binary
- * tree above.  Not measured yet: the native path for every size.
+ * FMPL_COLL=auto, from make bench-fmpl (Documentation/benchmarks.rst): on
+ * 2 ranks one tree message beats a kernel round for a barrier and for a
+ * bcast below this many bytes (10-13 us against 18-74 us); with more ranks
+ * the kernel's barrier and bcast win at every size measured (1.1-2.5x).
  */
-#define FMPLLIB_AUTO_BCAST_NATIVE_MAX	((size_t)-1)
+#define FMPLLIB_AUTO_TREE_RANKS		2
+#define FMPLLIB_AUTO_BCAST_TREE_MAX	(64U << 10)
 
 /* ---- env.c: what fmpl_init reads from the environment ------------------ */
 
