@@ -84,7 +84,8 @@ struct fmpl_req *fmpl_req_new_send(struct fmpl_ep *ep, u64 buf, u64 size,
 
 bool fmpl_req_done(struct fmpl_req *req)
 {
-	return READ_ONCE(req->state) == FMPL_REQ_DONE ||
+	/* Lockless: pairs with fmpl_complete_locked(), results read after. */
+	return smp_load_acquire(&req->state) == FMPL_REQ_DONE ||
 	       (!req->is_recv && READ_ONCE(req->spooled));
 }
 
@@ -95,11 +96,12 @@ void fmpl_complete_locked(struct fmpl_req *req, int error, u64 size,
 	struct fmpl_ep *ep = req->owner;
 
 	lockdep_assert_held(&req->world->lock);
-	WRITE_ONCE(req->state, FMPL_REQ_DONE);
 	req->error = error;
 	req->done_size = size;
 	req->done_mai = mai;
 	req->done_src = src;
+	/* Waiters read the results once they see DONE (fmpl_req_done). */
+	smp_store_release(&req->state, FMPL_REQ_DONE);
 	if (!req->is_recv) {
 		if (req->spooled && !error)
 			ep->nsend++;
