@@ -182,6 +182,60 @@ static void nonblock(struct __test_metadata *_metadata, int rank, int size,
 	ASSERT_EQ(FMPL_SUCCESS, ier);
 }
 
+/* libfmpl's mapping of the fast area, from /proc/self/maps. */
+static char *fast_area(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512], *area = NULL;
+	unsigned long start;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "/dev/fmpl") &&
+		    sscanf(line, "%lx-", &start) == 1)
+			area = (char *)start;
+	if (f)
+		fclose(f);
+	return area;
+}
+
+/* A peer that writes a size past the slot into the area: refused, no overrun. */
+static void liar(struct __test_metadata *_metadata, int rank, int size,
+		 void *arg)
+{
+	uint8_t buf[4 * FMPL_FAST_DATA_MAX];
+	struct fmpl_fast_slot *s;
+	char *area;
+	int ier;
+
+	(void)arg;
+	(void)size;
+	init_fast(_metadata, NULL);
+	if (rank == 0) {
+		area = fast_area();
+		ASSERT_NE(NULL, area);
+		/* slot [sender 0][receiver 1][index 2] */
+		s = (struct fmpl_fast_slot *)(area + FMPL_FAST_HDR_BYTES) +
+		    (0 * 2 + 1) * NFAST + 2;
+		s->size = 100000;
+		__atomic_store_n(&s->sent, s->sent + 1, __ATOMIC_SEQ_CST);
+	} else {
+		memset(buf, 0xee, sizeof(buf));
+		fmpl_recv(buf, sizeof(buf), 0, 2, WORLD, &ier);
+		ASSERT_EQ(FMPL_ERR_OTHER, ier);
+		ASSERT_EQ(EPROTO, errno);
+		/* nothing past a slot's data was written */
+		ASSERT_EQ(-1, check_byte(buf + FMPL_FAST_DATA_MAX,
+					 sizeof(buf) - FMPL_FAST_DATA_MAX, 0xee));
+	}
+	fmpl_finalize(&ier);
+	ASSERT_EQ(FMPL_SUCCESS, ier);
+}
+
+TEST(a_lying_peer_cannot_make_a_receive_overrun)
+{
+	RUN_RANKS(2, liar, NULL);
+}
+
 TEST(irecv_test_wait_truncation_and_sleeping_receiver)
 {
 	RUN_RANKS(2, nonblock, NULL);

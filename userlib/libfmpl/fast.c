@@ -10,7 +10,8 @@
  * semantics: the receive need not be posted).  A side that has spun for
  * FMPL_SPIN_US without progress sleeps in FMPL_IOC_FAST_WAIT after setting
  * its *_sleeps word; the other side wakes it (FMPL_IOC_FAST_WAKE) when it
- * sees that word set.  The two orders (store our word, then load theirs)
+ * sees that word set.  Sleeps last at most FMPLLIB_FAST_SLEEP_MS, then
+ * look again, so a wake-up that never comes costs time, not a hang.  The two orders (store our word, then load theirs)
  * are sequentially consistent, so a wake-up is never lost.  The kernel
  * marks a rank that leaves in the area's header and wakes every sleeper.
  */
@@ -56,6 +57,11 @@ static int fast_wait(uint32_t *word, uint32_t value, uint32_t *sleeps,
 	struct fmpl_fast_wait fw = {
 		.offset = (uint64_t)((char *)word - (char *)fmpllib_g.fast),
 		.value = value, .peer = w,
+		/*
+		 * Sleep in slices: a peer that changes the word without the
+		 * wake-up (a buggy or lying one) delays us, never hangs us.
+		 */
+		.timeout_ms = FMPLLIB_FAST_SLEEP_MS,
 	};
 	unsigned int i;
 	int err = 0;
@@ -73,7 +79,7 @@ static int fast_wait(uint32_t *word, uint32_t value, uint32_t *sleeps,
 		if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != value)
 			break;
 		if (ioctl(fmpllib_g.fd, FMPL_IOC_FAST_WAIT, &fw) &&
-		    errno != EINTR) {
+		    errno != EINTR && errno != ETIMEDOUT) {
 			err = errno;
 			break;
 		}
@@ -132,7 +138,7 @@ int fmpllib_fast_recv(struct fmpllib_comm *c, int peer, uint32_t mai,
 					     mai);
 	uint32_t taken = s->taken;	/* ours alone to write */
 	size_t n, k;
-	int ret;
+	int ret, bad;
 
 	if (__atomic_load_n(&s->sent, __ATOMIC_ACQUIRE) == taken) {
 		if (test && !peer_left(w))
@@ -145,7 +151,11 @@ int fmpllib_fast_recv(struct fmpllib_comm *c, int peer, uint32_t mai,
 		if (ret)
 			return ret;
 	}
-	n = s->size;
+	/* The area is the peers' to write: never trust its size. */
+	n = __atomic_load_n(&s->size, __ATOMIC_RELAXED);
+	bad = n > FMPL_FAST_DATA_MAX;
+	if (bad)
+		n = FMPL_FAST_DATA_MAX;
 	k = n < size ? n : size;
 	if (k)
 		memcpy(buf, s->data, k);
@@ -156,6 +166,10 @@ int fmpllib_fast_recv(struct fmpllib_comm *c, int peer, uint32_t mai,
 		st->source = peer;
 		st->mai = (int)mai;
 		st->size = k;
+	}
+	if (bad) {
+		errno = EPROTO;
+		return FMPL_ERR_OTHER;
 	}
 	if (n > size) {
 		errno = EMSGSIZE;

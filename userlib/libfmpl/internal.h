@@ -169,6 +169,8 @@ static inline void fmpllib_cpu_relax(void)
 
 /* ---- fast.c: the fast indices ----------------------------------------- */
 
+#define FMPLLIB_FAST_SLEEP_MS	100	/* longest sleep before looking again */
+
 static inline int fmpllib_fast(uint32_t mai)
 {
 	return mai < fmpllib_g.fast_count;
