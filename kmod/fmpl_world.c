@@ -64,12 +64,18 @@ void fmpl_req_put(struct fmpl_req *req)
 		fmpl_req_free(req);
 }
 
-/* Free the requests whose last reference went under the lock. */
+/*
+ * Free the requests whose last reference went under the lock.  Whoever
+ * queues one calls this afterwards, so an empty list seen without the
+ * lock (the common case on every operation) has nothing of ours in it.
+ */
 void fmpl_reap(struct fmpl_world *w)
 {
 	struct fmpl_req *req, *tmp;
 	LIST_HEAD(list);
 
+	if (list_empty_careful(&w->reap))
+		return;
 	spin_lock(&w->lock);
 	list_splice_init(&w->reap, &list);
 	spin_unlock(&w->lock);
