@@ -8,13 +8,14 @@
 #   $(O)/lib/libdlm.a      static library, only the public API global
 #   $(O)/lib/pkgconfig/    dlm.pc (for LIBDLM_PREFIX) and dlm-uninstalled.pc
 #   $(O)/bin/matvec        the DLM-MPI paper's Fig. 3 program
+#   $(O)/bin/matvec-fig2   its Fig. 2 program (`dlm` arrays), N=2000
 #   make install-libdlm    install under LIBDLM_PREFIX (/usr/local), DESTDIR
 
 LIBDLM_VERSION	:= 0.1.0
 LIBDLM_PREFIX	?= /usr/local
 OBJCOPY		?= objcopy
 
-LIBDLM_SRCS	:= $(addprefix userlib/libdlm/,arena.c config.c errors.c space.c dlm.c)
+LIBDLM_SRCS	:= $(addprefix userlib/libdlm/,arena.c config.c errors.c space.c section.c dlm.c)
 LIBDLM_HDRS	:= userlib/include/dlm.h $(wildcard userlib/libdlm/*.h) uapi/linux/dlmem.h
 LIBDLM_OBJS	:= $(patsubst userlib/libdlm/%.c,$(O)/userlib/obj/%.o,$(LIBDLM_SRCS))
 LIBDLM_INC	:= -I$(CURDIR)/userlib/include
@@ -24,7 +25,7 @@ LIBDLM_TESTS	:= $(O)/userlib/tests/arena_test $(O)/userlib/tests/config_test
 
 USER_TARGETS	+= $(O)/lib/libdlm.so.0 $(O)/lib/libdlm.so $(O)/lib/libdlm.a \
 		   $(O)/lib/pkgconfig/dlm.pc $(O)/lib/pkgconfig/dlm-uninstalled.pc \
-		   $(O)/bin/matvec $(LIBDLM_TESTS)
+		   $(O)/bin/matvec $(O)/bin/matvec-fig2 $(LIBDLM_TESTS)
 
 NATIVE_TESTS	+= libdlm-arena=$(O)/userlib/tests/arena_test \
 		   libdlm-config=$(O)/userlib/tests/config_test \
@@ -79,6 +80,14 @@ $(O)/bin/matvec: userlib/examples/matvec.c userlib/include/dlm.h \
 		$(O)/lib/libdlm.so.0 | $(O)/lib/libdlm.so
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Wextra $(LIBDLM_INC) -o $@ $< \
+		-L$(O)/lib -Wl,-rpath,'$$ORIGIN/../lib' -ldlm
+
+# Fig. 2 builds with plain cc too: only the `dlm` specifier of <dlm.h>.
+# N=2000: 32 MB of dlm arrays, a size the VM tests can swap.
+$(O)/bin/matvec-fig2: userlib/examples/matvec-fig2.c userlib/include/dlm.h \
+		$(O)/lib/libdlm.so.0 | $(O)/lib/libdlm.so
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Wextra $(LIBDLM_INC) -DN=2000 -o $@ $< \
 		-L$(O)/lib -Wl,-rpath,'$$ORIGIN/../lib' -ldlm
 
 # Native unit tests: the allocator over a made-up address range, and the

@@ -203,6 +203,45 @@ struct dlm_lib_stats {
  */
 DLM_PUBLIC int dlm_stats(struct dlm_lib_stats *st);
 
+/*
+ * The `dlm` declaration specifier of the DLM-MPI paper (its Fig. 2),
+ * without a translator:
+ *
+ *	#include <dlm.h>
+ *	#define N 4096
+ *	dlm double a[N][N], x[N], y[N];		(file scope, no initialiser)
+ *
+ *	int main(void) { ... a[i][j] = ...; }	(no other change)
+ *
+ * built with plain `cc prog.c -ldlm`.  Such arrays go to a no-bits ELF
+ * section ("dlm_bss") which the linker puts after .bss; before main()
+ * libdlm creates the DLM space from the environment (DLM_MEMFILE, or
+ * DLM_LOCAL_MB; DLM_PAGE_KB, DLM_POLICY, DLM_VERBOSE) and maps its first
+ * DLM pages over that section, so the arrays live in DLM memory and the
+ * rest of the space is left to dlm_alloc().  If that fails the program is
+ * not started on ordinary memory: libdlm says why and exits with status
+ * 127.  dlm_startup() is then optional (it only removes "--" from the
+ * command line; DLM options after it are refused with EBUSY) and
+ * dlm_shutdown() keeps the space, which the arrays need until exit.
+ *
+ * Limits: file-scope (or static) arrays and variables only, never
+ * automatic ones or struct members; no initialiser (they start as zeros,
+ * like static data without one); GCC on x86 and x86-64 ELF (the section
+ * is declared through the assembler); the whole section is mapped, each
+ * array starts on a CPU page; the arrays count as the program's bss for
+ * the kernel's overcommit check at exec.  Define DLM_NO_SPECIFIER before
+ * including <dlm.h> to keep the identifier `dlm` free.
+ */
+#if !defined(DLM_NO_SPECIFIER) && defined(__GNUC__) && defined(__ELF__) && \
+	(defined(__x86_64__) || defined(__i386__))
+#define dlm __attribute__((section("dlm_bss,\"aw\",@nobits#"), aligned(4096)))
+/* A reference to libdlm from every user, so that linking with -ldlm (even
+ * statically, or with --as-needed) brings in the code that maps the
+ * arrays. */
+static int (*const dlm_link_reference_)(int *, char ***)
+	__attribute__((used)) = dlm_startup;
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 
 #include "arena.h"
 #include "internal.h"
@@ -21,16 +22,59 @@ typedef unsigned long long ull;
 static struct {
 	pthread_rwlock_t lock;
 	int started;
+	int auto_started;	/* before main(), for the dlm arrays */
 	int verbose;
 	struct dlmlib_space sp;
 	struct dlmlib_arena arena;
 } g = { .lock = PTHREAD_RWLOCK_INITIALIZER };
 
-static int startup_locked(int *argc, char ***argv)
+/*
+ * Give the first DLM pages of the new space to the dlm arrays of @ss and
+ * unmap them from the space's own mapping; the arena gets the rest, from
+ * g.sp.base + *skip.  0 or -1 (the space is left to the caller to close).
+ */
+static int place_sections(struct dlmlib_sections *ss,
+			  const struct dlmlib_config *c, uint64_t *skip)
+{
+	const struct dlm_setup *s = &g.sp.setup;
+	uint64_t span = dlmlib_sections_span(ss, s->page_size);
+
+	*skip = 0;
+	if (!ss->count)
+		return 0;
+	if (span >= s->total_size)
+		return dlmlib_error(ENOMEM,
+			"the program's dlm arrays need %llu MB of DLM space (in %llu KB DLM pages) but it has %llu MB: %s",
+			(ull)(span + (1 << 20) - 1) >> 20,
+			(ull)s->page_size >> 10, (ull)s->total_size >> 20,
+			c->memfile ?
+			"give it more in the memfile (local MB or server lines)" :
+			"set DLM_LOCAL_MB larger, or DLM_MEMFILE to a memfile with memory servers");
+	if (dlmlib_sections_map(ss, &g.sp))
+		return -1;
+	munmap(g.sp.base, span);
+	*skip = span;
+	return 0;
+}
+
+static int startup_locked(int *argc, char ***argv,
+			  struct dlmlib_sections *ss)
 {
 	struct dlmlib_config c = { 0 };
 	const struct dlm_setup *s = &g.sp.setup;
+	uint64_t skip;
 
+	if (g.auto_started && argc && argv) {
+		/* The space exists since before main(): only take its
+		 * options off the command line, which must not set any. */
+		if (dlmlib_parse_args(&c, *argc, *argv))
+			return -1;
+		if (c.cut && c.cut < *argc - 1)
+			return dlmlib_error(EBUSY,
+				"the program declares dlm arrays, so its DLM space was made before main() from the environment: set the DLM options there (DLM_MEMFILE, DLM_PAGE_KB, DLM_POLICY, DLM_VERBOSE) instead of after '--'");
+		dlmlib_cut_args(&c, argc, argv);
+		return 0;
+	}
 	if (g.started)
 		return dlmlib_error(EBUSY,
 			"dlm_startup() called twice: the DLM space already exists (call dlm_shutdown() first)");
@@ -38,8 +82,12 @@ static int startup_locked(int *argc, char ***argv)
 	    dlmlib_parse_env(&c) || dlmlib_read_memfile(&c) ||
 	    dlmlib_space_open(&c, &g.sp))
 		return -1;
-	if (dlmlib_arena_init(&g.arena, (uintptr_t)g.sp.base, s->total_size,
-			      s->page_size)) {
+	if (place_sections(ss, &c, &skip)) {
+		dlmlib_space_close(&g.sp);
+		return -1;
+	}
+	if (dlmlib_arena_init(&g.arena, (uintptr_t)g.sp.base + skip,
+			      s->total_size - skip, s->page_size)) {
 		dlmlib_space_close(&g.sp);
 		return dlmlib_error(ENOMEM, "no memory for the allocator");
 	}
@@ -65,7 +113,7 @@ DLM_PUBLIC int dlm_startup(int *argc, char ***argv)
 	int ret, err;
 
 	pthread_rwlock_wrlock(&g.lock);
-	ret = startup_locked(argc, argv);
+	ret = startup_locked(argc, argv, &(struct dlmlib_sections){ 0 });
 	err = errno;
 	pthread_rwlock_unlock(&g.lock);
 	if (ret) {
@@ -176,26 +224,70 @@ DLM_PUBLIC int dlm_stats(struct dlm_lib_stats *st)
 	return ret;
 }
 
-DLM_PUBLIC int dlm_shutdown(void)
+static void print_counters_locked(const char *when)
 {
 	struct dlm_lib_stats st;
 
+	stats_locked(&st);
+	fprintf(stderr,
+		"libdlm: %s: %llu faults, %llu DLM pages populated, %llu swapins, %llu swapouts, %llu SIGBUS, %llu lost, %llu MB resident, %llu blocks still allocated\n",
+		when, (ull)st.faults, (ull)st.populates, (ull)st.swapins,
+		(ull)st.swapouts, (ull)st.sigbus, (ull)st.lost,
+		(ull)st.bytes_resident >> 20, (ull)st.allocations);
+}
+
+DLM_PUBLIC int dlm_shutdown(void)
+{
 	pthread_rwlock_wrlock(&g.lock);
 	if (g.started) {
-		if (g.verbose) {
-			stats_locked(&st);
-			fprintf(stderr,
-				"libdlm: shutdown: %llu faults, %llu DLM pages populated, %llu swapins, %llu swapouts, %llu SIGBUS, %llu lost, %llu MB resident, %llu blocks still allocated\n",
-				(ull)st.faults, (ull)st.populates,
-				(ull)st.swapins, (ull)st.swapouts,
-				(ull)st.sigbus, (ull)st.lost,
-				(ull)st.bytes_resident >> 20,
-				(ull)st.allocations);
+		if (g.verbose)
+			print_counters_locked("shutdown");
+		/* The dlm arrays live in the space until exit. */
+		if (!g.auto_started) {
+			dlmlib_arena_destroy(&g.arena);
+			dlmlib_space_close(&g.sp);
+			g.started = 0;
 		}
-		dlmlib_arena_destroy(&g.arena);
-		dlmlib_space_close(&g.sp);
-		g.started = 0;
 	}
 	pthread_rwlock_unlock(&g.lock);
 	return 0;
+}
+
+/*
+ * Before main(): if a loaded object declares dlm arrays, make the DLM space
+ * from the environment and map it over them.  A program whose arrays
+ * cannot be placed must not run on ordinary memory it did not ask for:
+ * say why and exit.
+ */
+__attribute__((constructor)) static void dlm_auto_startup(void)
+{
+	struct dlmlib_sections ss;
+	int ret;
+
+	if (dlmlib_sections_find(&ss)) {
+		fprintf(stderr, "libdlm: %s\n", dlm_last_error());
+		exit(127);
+	}
+	if (!ss.count)
+		return;
+	pthread_rwlock_wrlock(&g.lock);
+	ret = startup_locked(NULL, NULL, &ss);
+	if (!ret)
+		g.auto_started = 1;
+	pthread_rwlock_unlock(&g.lock);
+	if (ret) {
+		fprintf(stderr,
+			"libdlm: cannot place the program's dlm arrays in DLM memory: %s\n",
+			dlm_last_error());
+		exit(127);
+	}
+}
+
+/* At exit, the counters of a space made before main(), if asked for. */
+__attribute__((destructor)) static void dlm_auto_exit(void)
+{
+	pthread_rwlock_rdlock(&g.lock);
+	if (g.auto_started && g.verbose)
+		print_counters_locked("exit");
+	pthread_rwlock_unlock(&g.lock);
 }

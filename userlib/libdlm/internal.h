@@ -12,6 +12,8 @@
 
 #include <linux/dlmem.h>
 
+/* libdlm itself declares no dlm arrays and must not reference itself. */
+#define DLM_NO_SPECIFIER
 #include "dlm.h"
 
 #define DLMLIB_MB	(1024ULL * 1024)
@@ -58,6 +60,32 @@ struct dlmlib_space {
 /* Open /dev/dlm, shape the space @c asks for and map it: 0 or -1. */
 int dlmlib_space_open(const struct dlmlib_config *c, struct dlmlib_space *sp);
 void dlmlib_space_close(struct dlmlib_space *sp);
+
+/* The `dlm` specifier's arrays (section.c): one no-bits section per loaded
+ * object that declares some, mapped over by the first DLM pages. */
+#define DLMLIB_SECTION		"dlm_bss"
+#define DLMLIB_SECTIONS_MAX	16
+
+struct dlmlib_section {
+	uintptr_t addr;		/* first byte, page aligned */
+	uint64_t size;		/* bytes, rounded up to CPU pages */
+	uint64_t space_offset;	/* where in the space (DLM page aligned) */
+};
+
+struct dlmlib_sections {
+	int count;
+	int seen_main;
+	struct dlmlib_section sec[DLMLIB_SECTIONS_MAX];
+};
+
+/* Find the sections of every loaded object: 0 (count may be 0) or -1. */
+int dlmlib_sections_find(struct dlmlib_sections *ss);
+/* Bytes of space they take, each rounded up to whole DLM pages. */
+uint64_t dlmlib_sections_span(const struct dlmlib_sections *ss,
+			      uint64_t page_size);
+/* Map the first DLM pages of @sp over them, in order: 0 or -1. */
+int dlmlib_sections_map(struct dlmlib_sections *ss,
+			const struct dlmlib_space *sp);
 
 /* Set errno to @err and this thread's message; returns -1. */
 int dlmlib_error(int err, const char *fmt, ...)

@@ -26,7 +26,7 @@ check() {	# check DESCRIPTION CMD... : ok if CMD succeeds
 }
 
 echo "TAP version 13"
-echo "1..9"
+echo "1..11"
 
 soname=$(readelf -d "$lib/libdlm.so.0" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 check "libdlm.so.0 has soname libdlm.so.0 (not the lock manager's libdlm.so.3)" \
@@ -65,6 +65,27 @@ build_static() {
 		! nm "$tmp/matvec-static" | grep -c >/dev/null ' T dlmlib_'
 }
 check "matvec links statically with libdlm.a, internals stay local" build_static
+
+# The Fig. 2 program: only the dlm specifier, plain cc, even statically
+# (the header's reference brings in the code that maps the arrays).
+fig2_static() {
+	cc -DN=100 -o "$tmp/fig2" "$top/userlib/examples/matvec-fig2.c" \
+		-I"$top/userlib/include" "$lib/libdlm.a" -pthread &&
+		readelf -SW "$tmp/fig2" | grep -q ' dlm_bss  *NOBITS ' &&
+		nm "$tmp/fig2" | grep -q ' T dlm_startup$'
+}
+check "matvec-fig2.c (dlm arrays) builds with plain cc, statically too, into a dlm_bss no-bits section" fig2_static
+if [[ -e /dev/dlm ]]; then
+	skip "dlm arrays without /dev/dlm: /dev/dlm exists here"
+else
+	fig2_nodev() {
+		"$tmp/fig2" >"$tmp/out" 2>"$tmp/err"
+		[[ $? == 127 && ! -s $tmp/out ]] &&
+			grep -q "dlm arrays.*cannot open /dev/dlm.*modprobe dlmem" "$tmp/err"
+	}
+	check "dlm arrays without /dev/dlm: exit 127 before main(), saying to load dlmem" fig2_nodev
+	sed 's/^/# /' "$tmp/err"
+fi
 
 if [[ -e /dev/dlm ]]; then
 	skip "matvec without /dev/dlm: /dev/dlm exists here"
