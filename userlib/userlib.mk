@@ -6,6 +6,7 @@
 #
 #   $(O)/lib/libdlm.so.0   shared library (soname libdlm.so.0) + libdlm.so
 #   $(O)/lib/libdlm.a      static library, only the public API global
+#   $(O)/lib/libdlm-preload.so  LD_PRELOAD interposer: big allocations to DLM
 #   $(O)/lib/pkgconfig/    dlm.pc (for LIBDLM_PREFIX) and dlm-uninstalled.pc
 #   $(O)/bin/matvec        the DLM-MPI paper's Fig. 3 program
 #   $(O)/bin/matvec-fig2   its Fig. 2 program (`dlm` arrays), N=2000
@@ -24,6 +25,7 @@ LIBDLM_CFLAGS	:= $(USER_CFLAGS) -std=c11 -Wextra -pthread $(LIBDLM_INC) \
 LIBDLM_TESTS	:= $(O)/userlib/tests/arena_test $(O)/userlib/tests/config_test
 
 USER_TARGETS	+= $(O)/lib/libdlm.so.0 $(O)/lib/libdlm.so $(O)/lib/libdlm.a \
+		   $(O)/lib/libdlm-preload.so $(O)/selftests/libdlm/preload_prog \
 		   $(O)/lib/pkgconfig/dlm.pc $(O)/lib/pkgconfig/dlm-uninstalled.pc \
 		   $(O)/bin/matvec $(O)/bin/matvec-fig2 $(LIBDLM_TESTS)
 
@@ -43,6 +45,15 @@ $(O)/lib/libdlm.so.0: $(LIBDLM_OBJS)
 
 $(O)/lib/libdlm.so: | $(O)/lib/libdlm.so.0
 	ln -sf libdlm.so.0 $@
+
+# The interposer: the space and allocator of libdlm under malloc() and
+# friends; the version script exports only those.
+LIBDLM_PRELOAD_OBJS := $(patsubst %,$(O)/userlib/obj/%.o,arena config errors space preload)
+$(O)/lib/libdlm-preload.so: $(LIBDLM_PRELOAD_OBJS) userlib/libdlm/preload.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -pthread -Wl,-soname,libdlm-preload.so -Wl,-z,defs \
+		-Wl,--version-script=userlib/libdlm/preload.map \
+		-o $@ $(LIBDLM_PRELOAD_OBJS) -ldl
 
 # One relocatable object with the internal (hidden) symbols made local, so
 # that static linking exports nothing but the dlm_* API either.
