@@ -122,10 +122,13 @@ $(patsubst selftests/%.c,$(O)/selftests/%,$(wildcard selftests/libdlm/*_test.c))
 		$(O)/lib/libdlm.a userlib/include/dlm.h
 
 .PHONY: install-libdlm
-install-libdlm: $(O)/lib/libdlm.so.0 $(O)/lib/libdlm.a $(O)/lib/pkgconfig/dlm.pc
+install-libdlm: $(O)/lib/libdlm.so.0 $(O)/lib/libdlm.a $(O)/lib/pkgconfig/dlm.pc \
+		$(O)/lib/libdlm-preload.so
 	install -D -m 0755 $(O)/lib/libdlm.so.0 $(DESTDIR)$(LIBDLM_PREFIX)/lib/libdlm.so.0
 	ln -sf libdlm.so.0 $(DESTDIR)$(LIBDLM_PREFIX)/lib/libdlm.so
 	install -m 0644 $(O)/lib/libdlm.a $(DESTDIR)$(LIBDLM_PREFIX)/lib/libdlm.a
+	install -m 0755 $(O)/lib/libdlm-preload.so \
+		$(DESTDIR)$(LIBDLM_PREFIX)/lib/libdlm-preload.so
 	install -D -m 0644 userlib/include/dlm.h $(DESTDIR)$(LIBDLM_PREFIX)/include/dlm.h
 	install -D -m 0644 $(O)/lib/pkgconfig/dlm.pc \
 		$(DESTDIR)$(LIBDLM_PREFIX)/lib/pkgconfig/dlm.pc

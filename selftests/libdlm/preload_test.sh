@@ -11,8 +11,8 @@
 # Needs root and dlmem.ko loaded (the VM).  TAP output.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-O=${DLM_BIN:-$here/../../build}
-# shellcheck source=../daemon/lib.sh
+export O=${DLM_BIN:-$here/../../build}
+# shellcheck source=selftests/daemon/lib.sh
 source "$here/../daemon/lib.sh"
 pre=$build/lib/libdlm-preload.so
 prog=$build/selftests/libdlm/preload_prog

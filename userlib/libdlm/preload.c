@@ -193,14 +193,20 @@ static int in_space(const void *p)
 			(uintptr_t)g.sp.base + g.sp.setup.total_size);
 }
 
-static int in_inherited(const void *p)
+/* Bytes from @p to the end of the inherited space holding it, or 0. */
+static size_t inherited_left(const void *p)
 {
 	int i;
 
 	for (i = 0; i < g.ninherited; i++)
 		if (in_range((uintptr_t)p, g.inherited[i].lo, g.inherited[i].hi))
-			return 1;
+			return g.inherited[i].hi - (uintptr_t)p;
 	return 0;
+}
+
+static int in_inherited(const void *p)
+{
+	return inherited_left(p) != 0;
 }
 
 /*
@@ -355,10 +361,12 @@ EXPORT void *realloc(void *p, size_t size)
 	}
 	if (in_inherited(p)) {
 		/* A block of the parent's: its size is in the parent's
-		 * books, so copy what the new block holds from it. */
+		 * books, so copy as much as the new block holds (the space
+		 * is mapped whole, so this reads no unmapped byte). */
+		old = inherited_left(p);
 		q = malloc(size);
 		if (q)
-			memcpy(q, p, size);
+			memcpy(q, p, old < size ? old : size);
 		return q;
 	}
 	old = usable(p);

@@ -26,7 +26,7 @@ check() {	# check DESCRIPTION CMD... : ok if CMD succeeds
 }
 
 echo "TAP version 13"
-echo "1..11"
+echo "1..14"
 
 soname=$(readelf -d "$lib/libdlm.so.0" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 check "libdlm.so.0 has soname libdlm.so.0 (not the lock manager's libdlm.so.3)" \
@@ -87,6 +87,43 @@ else
 	sed 's/^/# /' "$tmp/err"
 fi
 
+# The interposer exports the allocator and nothing of libdlm's.
+pre=$lib/libdlm-preload.so
+interposed="aligned_alloc calloc free malloc malloc_usable_size memalign mmap mmap64 mremap munmap posix_memalign pvalloc realloc reallocarray valloc"
+got=$(nm -D --defined-only "$pre" | awk '$2 == "T" || $2 == "W" || $2 == "i" {print $3}' | sort | xargs)
+check "libdlm-preload.so exports exactly: $interposed" test "$got" = "$interposed"
+# Small allocations never touch /dev/dlm: a whole program runs as usual.
+small_only() {
+	LD_PRELOAD=$pre sort -n <<<$'3\n1\n2' | xargs | grep -qx '1 2 3'
+}
+check "under libdlm-preload.so a program with only small allocations runs as usual" small_only
+if [[ -e /dev/dlm ]]; then
+	skip "libdlm-preload.so without /dev/dlm: /dev/dlm exists here"
+else
+	pre_nodev() {
+		cat >"$tmp/big.c" <<-'EOF'
+		#include <stdio.h>
+		#include <stdlib.h>
+		#include <string.h>
+		int main(void)
+		{
+			char *p = malloc(8 << 20);
+
+			if (p)
+				memset(p, 1, 8 << 20);
+			printf("%s\n", p ? "local" : "ENOMEM");
+			return 0;
+		}
+		EOF
+		cc -o "$tmp/big" "$tmp/big.c" &&
+			[[ $(LD_PRELOAD=$pre "$tmp/big" 2>"$tmp/err") == ENOMEM ]] &&
+			grep -q "no DLM space: cannot open /dev/dlm.*modprobe dlmem.*DLM_PRELOAD_FALLBACK=1" "$tmp/err" &&
+			[[ $(LD_PRELOAD=$pre DLM_PRELOAD_FALLBACK=1 "$tmp/big" 2>/dev/null) == local ]]
+	}
+	check "libdlm-preload.so without /dev/dlm: big malloc is ENOMEM with the fix named; DLM_PRELOAD_FALLBACK=1 uses glibc" pre_nodev
+	sed 's/^/# /' "$tmp/err"
+fi
+
 if [[ -e /dev/dlm ]]; then
 	skip "matvec without /dev/dlm: /dev/dlm exists here"
 else
@@ -103,7 +140,7 @@ install_test() {
 	local d=$tmp/root
 	make -s -C "$top" O="$O" install-libdlm DESTDIR="$d" &&
 	for f in lib/libdlm.so.0 lib/libdlm.so lib/libdlm.a include/dlm.h \
-		 lib/pkgconfig/dlm.pc; do
+		 lib/pkgconfig/dlm.pc lib/libdlm-preload.so; do
 		test -e "$d/usr/local/$f" || { echo "missing /usr/local/$f"; return 1; }
 	done &&
 	test "$(PKG_CONFIG_LIBDIR=$d/usr/local/lib/pkgconfig pkg-config --variable=prefix dlm)" = /usr/local &&
