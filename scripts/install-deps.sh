@@ -32,7 +32,7 @@ PKGS=(
 	rdma-core ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils perftest
 	openmpi-bin libopenmpi-dev mpich libmpich-dev
 	# test and comparison tools
-	nbd-server nbd-client fio stress-ng mbw sysbench
+	nbd-server nbd-client fio stress-ng mbw sysbench trinity
 	python3-matplotlib
 )
 
