@@ -42,7 +42,7 @@ KSFT_INC	:= $(O)/kselftest
 
 .PHONY: all modules user help deps check check-native check-vm check-vm-new lint \
 	sparse checkpatch dkms-test intree-test demo bench bench-mpi bench-verbs bench-fmpl \
-	install clean
+	install install-udev clean
 
 all: modules user
 
@@ -81,7 +81,7 @@ modules:
 
 # ---- user space -----------------------------------------------------------
 
-SELFTESTS	:= $(addprefix $(O)/selftests/dlm/,dlm_api_test dlm_map_test dlm_hold) \
+SELFTESTS	:= $(addprefix $(O)/selftests/dlm/,dlm_api_test dlm_map_test dlm_limits_test dlm_hold) \
 		   $(O)/selftests/remote/dlm_rw
 # Other selftest directories: selftests/NAME/*_test.c built the same way.
 SELFTESTS	+= $(patsubst selftests/%.c,$(O)/selftests/%,\
@@ -213,10 +213,16 @@ bench-fmpl: deps
 		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/fmpl.sh $(BENCH_FMPL_ARGS)
 
-install: modules
+install: modules install-udev
 	$(KMAKE) modules_install
 	install -D -m 0644 uapi/linux/dlmem.h $(DESTDIR)/usr/include/linux/dlmem.h
 	install -D -m 0644 uapi/linux/fmpl.h $(DESTDIR)/usr/include/linux/fmpl.h
+
+# The devices' owners and modes (group dlm for /dev/dlm); see the file.
+install-udev:
+	install -D -m 0644 udev/60-dlmem.rules \
+		$(DESTDIR)/etc/udev/rules.d/60-dlmem.rules
+	$(if $(DESTDIR),,getent group dlm >/dev/null || groupadd --system dlm)
 
 clean:
 	-$(KMAKE) clean

@@ -204,11 +204,17 @@ static long dlm_ioc_setup(struct file *file, struct dlm_file *df,
 		goto unlock;
 	}
 
+	ret = dlm_user_charge(current_euid(), s.total_size, s.local_budget);
+	if (ret)
+		goto unlock;
 	sp = dlm_space_create(&s, file->f_mapping);
 	if (IS_ERR(sp)) {
 		ret = PTR_ERR(sp);
-		goto unlock;
+		goto uncharge;
 	}
+	/* From here the space's release uncharges. */
+	sp->charged = true;
+	sp->owner = current_euid();
 	if (s.backing == DLM_BACKING_REMOTE) {
 		ret = dlm_remote_setup(sp);
 		if (ret)
@@ -224,6 +230,9 @@ static long dlm_ioc_setup(struct file *file, struct dlm_file *df,
 	goto unlock;
 put_space:
 	dlm_space_put(sp);
+	goto unlock;
+uncharge:
+	dlm_user_uncharge(current_euid(), s.total_size, s.local_budget);
 unlock:
 	mutex_unlock(&df->lock);
 	return ret;

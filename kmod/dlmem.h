@@ -191,6 +191,8 @@ struct dlm_space {
 	bool evict_failed;
 	u64 generation;
 	bool is_blk;
+	bool charged;			/* to owner, by dlm_user_charge() */
+	kuid_t owner;
 	atomic64_t faults;
 	atomic64_t populates;
 	atomic64_t sigbus;
@@ -234,6 +236,10 @@ struct dlm_req {
 	u32 len;
 	void *priv;
 };
+
+/* limits.c: per-user limits, charged at DLM_IOC_SETUP */
+int dlm_user_charge(kuid_t uid, u64 total, u64 local);
+void dlm_user_uncharge(kuid_t uid, u64 total, u64 local);
 
 /* space.c */
 struct dlm_space *dlm_space_create(const struct dlm_setup *setup,

@@ -84,6 +84,9 @@ static void dlm_space_release(struct kref *ref)
 		}
 	}
 	xa_destroy(&sp->dpages);
+	if (sp->charged)
+		dlm_user_uncharge(sp->owner, sp->nr_dpages * sp->page_size,
+				  sp->budget_dpages * sp->page_size);
 	ida_free(&dlm_space_ida, sp->id);
 	mutex_destroy(&sp->lock);
 	kfree(sp);

@@ -56,6 +56,8 @@ DLM_PUBLIC const char *dlm_strerror(int errnum)
 		return "libdlm and dlmem.ko speak different DLM API versions: rebuild libdlm against the running module's <linux/dlmem.h>";
 	case EMFILE:
 		return "too many DLM spaces or open files";
+	case EDQUOT:
+		return "this user is at a per-user DLM limit (dlmem's max_user_spaces, max_user_mb, max_user_local_mb): close other DLM programs or ask the administrator";
 	default:
 		return "unexpected error (see dlm_last_error() and strerror())";
 	}

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "umode.h"
 
 #define DLM_DEV		"/dev/dlm"
 
@@ -145,6 +146,9 @@ static int setup_error(int err, const struct dlmlib_config *c,
 		return dlmlib_error(err,
 			"a DLM space of %llu MB is larger than this kernel allows (%llu MB): lower the sizes in the memfile",
 			(ull)s->total_size >> 20, (ull)in->total_size_max >> 20);
+	case EDQUOT:
+		return dlmlib_error(err,
+			"this user is at a per-user DLM limit (module parameters max_user_spaces, max_user_mb, max_user_local_mb in /sys/module/dlmem/parameters): close other DLM programs, use a smaller space, or ask the administrator to raise the limit");
 	case ETIMEDOUT:
 		return dlmlib_error(err,
 			"dlmd did not answer the kernel in time (module parameter request_timeout_ms): check that dlmd -f %s is running and its log",
@@ -166,6 +170,8 @@ int dlmlib_space_open(const struct dlmlib_config *c, struct dlmlib_space *sp)
 	int fd, ret, err;
 	void *p;
 
+	if (c->mode != DLMLIB_MODE_KERNEL)	/* libdlm pages it: umode.c */
+		return dlmlib_umode_open(c, sp);
 	*sp = (struct dlmlib_space){ .fd = -1 };
 	fd = open_dev();
 	if (fd < 0)
@@ -212,6 +218,10 @@ fail:
 
 void dlmlib_space_close(struct dlmlib_space *sp)
 {
+	if (sp->um) {
+		dlmlib_umode_close(sp);
+		return;
+	}
 	if (sp->base)
 		munmap(sp->base, sp->setup.total_size);
 	if (sp->fd >= 0)
