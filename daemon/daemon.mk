@@ -23,7 +23,7 @@ DAEMON_VERBS	:= verbs_util
 endif
 
 DAEMON_COMMON	:= log wire netaddr
-DLMD_SHARED	:= nl dispatch placement memfile transport_tcp stats mpi_opts \
+DLMD_SHARED	:= nl dispatch placement memfile transport_tcp transport_mirror stats mpi_opts \
 		   $(DAEMON_COMMON)
 DLMD_OBJS	:= $(call daemon_objs,dlmd $(DLMD_SHARED) \
 		     $(if $(DAEMON_VERBS),transport_verbs $(DAEMON_VERBS)))

@@ -47,6 +47,7 @@ struct options {
 	unsigned int stats_interval;	/* s; 0: only at exit */
 	unsigned int io_timeout_ms;	/* 0: from the module's timeout */
 	int no_keep;
+	unsigned int replicas;		/* 1, or 2: servers mirrored in pairs */
 	int mpi_proto;			/* enum dlm_mpi_proto */
 	int mpi_level;			/* enum dlm_mpi_level */
 	int mpi_opts;			/* an --mpi-* option was given */
@@ -106,6 +107,13 @@ static void usage(FILE *f)
 "                            the frame pool and the server's memory, with\n"
 "                            rdma-core; the servers run dlm-memserver\n"
 "                            --transport verbs); see VERBS below\n"
+"      --replicas N          1 (default) or 2: keep every stored DLM page on\n"
+"                            two memory servers; the memfile's servers form\n"
+"                            pairs in order (1+2, 3+4, ...; an even number\n"
+"                            is needed), each pair one server of the smaller\n"
+"                            size.  Losing one server of a pair loses no\n"
+"                            page (its mirror serves it; logged); losing\n"
+"                            both fails that pair's pages.  tcp or verbs\n"
 "      --no-keep             release a page's server copy when the kernel\n"
 "                            fetches it (by default the copy is kept while\n"
 "                            spare capacity allows, so a page the program\n"
@@ -221,7 +229,7 @@ static unsigned int kernel_timeout_ms(void)
 static int parse_options(int argc, char **argv)
 {
 	enum { O_LOG = 256, O_STATS_FILE, O_STATS_INT, O_IO_TIMEOUT,
-	       O_NO_KEEP, O_MPI_PROTO, O_MPI_LEVEL };
+	       O_NO_KEEP, O_MPI_PROTO, O_MPI_LEVEL, O_REPLICAS };
 	static const struct option opts[] = {
 		{ "memfile", required_argument, NULL, 'f' },
 		{ "log-level", required_argument, NULL, O_LOG },
@@ -229,6 +237,7 @@ static int parse_options(int argc, char **argv)
 		{ "stats-interval", required_argument, NULL, O_STATS_INT },
 		{ "io-timeout", required_argument, NULL, O_IO_TIMEOUT },
 		{ "no-keep", no_argument, NULL, O_NO_KEEP },
+		{ "replicas", required_argument, NULL, O_REPLICAS },
 		{ "transport", required_argument, NULL, 't' },
 		{ "mpi-protocol", required_argument, NULL, O_MPI_PROTO },
 		{ "mpi-thread-level", required_argument, NULL, O_MPI_LEVEL },
@@ -239,6 +248,7 @@ static int parse_options(int argc, char **argv)
 	int c, lvl;
 
 	g.opt.stats_interval = 10;
+	g.opt.replicas = 1;
 	g.opt.mpi_proto = DLM_MPI_AUTO;
 	g.opt.mpi_level = DLM_MPI_LEVEL_DEFAULT;
 	while ((c = getopt_long(argc, argv, "f:t:hV", opts, NULL)) != -1) {
@@ -274,6 +284,14 @@ static int parse_options(int argc, char **argv)
 			break;
 		case O_NO_KEEP:
 			g.opt.no_keep = 1;
+			break;
+		case O_REPLICAS:
+			if (parse_uint(optarg, 2, &g.opt.replicas) ||
+			    !g.opt.replicas) {
+				fprintf(stderr, "dlmd: --replicas '%s': use 1 or 2\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 't':
 			if (strcmp(optarg, "tcp") && strcmp(optarg, "verbs")) {
@@ -411,6 +429,77 @@ static void write_stats(void)
 }
 
 /* ---- startup ----------------------------------------------------------------------- */
+
+/*
+ * --replicas 2: the memfile's servers in pairs, each pair one mirrored
+ * server of the dispatcher (transport_mirror.c), named "A+B", of the
+ * smaller of the two sizes.
+ */
+static int connect_mirrored(void)
+{
+	unsigned int i, n = g.mf.nservers / 2, alive = 0;
+	const char **names = calloc(n, sizeof(*names));
+	uint64_t *cap = calloc(n, sizeof(*cap));
+	char (*pair)[2 * NETADDR_STR_MAX + 2] = calloc(n, sizeof(*pair));
+	struct dispatch_cfg cfg = {
+		.tops = &transport_mirror, .complete = complete, .st = &g.st,
+		.no_keep = g.opt.no_keep,
+	};
+	char err[1024];
+	int ret = -1;
+
+	if (!names || !cap || !pair) {
+		fprintf(stderr, "dlmd: out of memory\n");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const struct memfile_server *a = &g.mf.servers[2 * i];
+		const struct memfile_server *b = &g.mf.servers[2 * i + 1];
+
+		snprintf(pair[i], sizeof(pair[i]), "%s+%s", a->addr_str,
+			 b->addr_str);
+		names[i] = pair[i];
+		cap[i] = (a->mb < b->mb ? a->mb : b->mb) << 20;
+	}
+	g.d = dispatch_create(&cfg, n, names, cap);
+	if (!g.d) {
+		fprintf(stderr, "dlmd: out of memory\n");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const struct netaddr *addr[2] = {
+			&g.mf.servers[2 * i].addr, &g.mf.servers[2 * i + 1].addr,
+		};
+		struct transport_opts o = {
+			.connect_timeout_ms = CONNECT_TIMEOUT_MS,
+			.io_timeout_ms = g.opt.io_timeout_ms,
+			.dead = dispatch_server_dead,
+			.ctx = g.d,
+			.index = i,
+			.want_size = cap[i],
+		};
+		struct tconn *c;
+		uint64_t size = 0;
+
+		if (mirror_open(&c, g.tops, addr, &o, &size, err, sizeof(err))) {
+			dispatch_server_dead(g.d, i, err);	/* logs it */
+			continue;
+		}
+		dispatch_attach(g.d, i, c, size);
+		alive++;
+	}
+	if (!alive)
+		log_warn("no memory server reachable: spaces that need remote memory will be refused (ENOSPC)",
+			 "servers=%u", g.mf.nservers);
+	log_info("replicating every stored page on two memory servers",
+		 "pairs=%u transport=%s", n, g.tops->name);
+	ret = 0;
+out:
+	free(names);
+	free(cap);
+	free(pair);
+	return ret;
+}
 
 static int connect_servers(void)
 {
@@ -768,6 +857,13 @@ int main(int argc, char **argv)
 	}
 	if (check_ranks())
 		return finish(1);
+	if (g.opt.replicas == 2 && (g.mpi.size || g.mf.nservers % 2)) {
+		fprintf(stderr, g.mpi.size ?
+			"dlmd: --replicas 2 works with the tcp and verbs transports, not under mpirun\n" :
+			"dlmd: --replicas 2: the memfile names %u memory servers; mirroring pairs them in order (1+2, 3+4, ...), so give an even number\n",
+			g.mf.nservers);
+		return finish(2);
+	}
 	signal(SIGPIPE, SIG_IGN);
 
 	r = dlm_nl_open(&g.nl, &g.st, err, sizeof(err));
@@ -797,7 +893,7 @@ int main(int argc, char **argv)
 	if (mlockall(MCL_CURRENT | MCL_FUTURE | (g.mpi.size ? MCL_ONFAULT : 0)))
 		log_warn("cannot lock dlmd's memory: swap on /dev/dlmbN may stall under memory pressure (run as root or grant CAP_IPC_LOCK)",
 			 "errno=%d", errno);
-	if (connect_servers())
+	if (g.opt.replicas == 2 ? connect_mirrored() : connect_servers())
 		return finish(1);
 
 	want = g.mf.local_mb << 20;

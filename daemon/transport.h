@@ -95,6 +95,19 @@ struct transport_ops {
 };
 
 extern const struct transport_ops transport_tcp;
+
+/*
+ * transport_mirror.c (dlmd --replicas 2): the servers at ADDR[0] and
+ * ADDR[1], each reached by INNER, as one server whose every page is on
+ * both; *SIZE is the smaller size.  OPTS->dead() is called only when both
+ * are gone.  0, or -errno with ERR when neither answers.  Its ops
+ * (transport_mirror) have no open: connect with this.
+ */
+int mirror_open(struct tconn **out, const struct transport_ops *inner,
+		const struct netaddr *addr[2],
+		const struct transport_opts *opts, uint64_t *size,
+		char *err, size_t errlen);
+extern const struct transport_ops transport_mirror;
 #ifdef DLM_WITH_VERBS
 extern const struct transport_ops transport_verbs;
 #endif

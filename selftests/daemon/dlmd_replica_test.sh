@@ -1,0 +1,161 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# dlmd_replica_test.sh - dlmd --replicas 2: every stored DLM page on both
+# memory servers of a pair.  Both servers receive every page; killing one
+# of them - with the pages already stored, and again in the middle of a
+# run - loses nothing and nothing reads back wrong; killing the second too
+# fails that space's stored pages cleanly (SIGBUS, no hang); an odd number
+# of servers is refused.  Root and dlmem.ko (the VM).  TAP output.
+set -uo pipefail
+# shellcheck source=selftests/daemon/lib.sh
+. "$(dirname "$0")/lib.sh"
+rw=${DLM_RW:-$build/selftests/remote/dlm_rw}
+
+echo "TAP version 13"
+if [[ $(id -u) != 0 || ! -c /dev/dlm ]]; then
+	echo "1..0 # SKIP needs root and dlmem.ko loaded (run it with vm-images/vm-run)"
+	exit 4
+fi
+need "$bin/dlmd" "$bin/dlm-memserver" "$rw"
+echo "1..7"
+
+dlmd=
+start_pair() {	# start_pair TAG: two memory servers, a memfile, dlmd -r 2
+	start_memserver "$1-a" 64 && pa=$MS_PID porta=$MS_PORT &&
+		start_memserver "$1-b" 64 && pb=$MS_PID portb=$MS_PORT ||
+		return 1
+	printf '16\n64 127.0.0.1:%s\n64 127.0.0.1:%s\n' "$porta" "$portb" \
+		>"$tmp/$1.memfile"
+	"$bin/dlmd" -f "$tmp/$1.memfile" --replicas 2 2>"$tmp/$1.dlmd.log" &
+	dlmd=$!
+	pids+=("$dlmd")
+	for ((i = 0; i < 100; i++)); do
+		grep -q 'msg="registered"' "$tmp/$1.dlmd.log" && return 0
+		kill -0 "$dlmd" 2>/dev/null || break
+		sleep 0.1
+	done
+	diag "$tmp/$1.dlmd.log"
+	return 1
+}
+stop_dlmd() {
+	kill -TERM "$dlmd" 2>/dev/null
+	wait "$dlmd" 2>/dev/null
+}
+# written NAME PID: bytes_written the memory server logged on SIGUSR1
+written() {
+	kill -USR1 "$2"
+	sleep 0.5
+	sed -n 's/.*msg="counters".* bytes_written=\([0-9]*\).*/\1/p' \
+		"$tmp/$1.log" | tail -1
+}
+survey() {	# survey NAME ARGS...: dlm_rw -s in the background
+	local name=$1
+	shift
+	rm -f "$tmp/$name".*
+	timeout 300 "$rw" "$@" -s "$tmp/$name" >"$tmp/$name.out" 2>&1 &
+	sjob=$!
+	for ((i = 0; i < 1200; i++)); do
+		[[ -e $tmp/$name.written ]] && return 0
+		kill -0 "$sjob" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+survey_result() {	# survey_result NAME: waits, sets rc intact lost wrong
+	touch "$tmp/$1.go"
+	wait "$sjob"
+	rc=$?
+	read -r intact lost wrong < <(sed -n \
+		's/.*intact=\([0-9]*\) lost=\([0-9]*\) wrong=\([0-9]*\).*/\1 \2 \3/p' \
+		"$tmp/$1.out")
+}
+
+if start_pair one && grep -q 'msg="replicating every stored page on two memory servers" pairs=1' \
+	"$tmp/one.dlmd.log"; then
+	ok "dlmd --replicas 2 registers with one mirrored pair"
+else
+	notok "dlmd --replicas 2 with a pair"
+	exit 1
+fi
+
+timeout 300 "$rw" -t 40 -b 4096 -p 1024 >"$tmp/rw1.out" 2>&1
+rc=$?
+wa=$(written one-a "$pa") wb=$(written one-b "$pb")
+if [[ $rc == 0 ]] && grep -q '^bad=0 .*swapins=[1-9]' "$tmp/rw1.out" &&
+   ((wa >= 36 << 20 && wb == wa)); then
+	ok "40 MB through a 4 MB budget read back intact; both servers got every page ($wa bytes each)"
+else
+	notok "replicated run: exit $rc, written a=$wa b=$wb"
+	diag "$tmp/rw1.out"
+fi
+
+# Pages stored, then one server killed: all of them still there.
+if survey s1 -t 40 -b 4096 -p 1024; then
+	kill -KILL "$pa"
+	survey_result s1
+	if [[ $rc == 0 && $lost == 0 && $wrong == 0 && $intact == 40 ]]; then
+		ok "server A killed after the writes: all 40 DLM pages intact (read from B)"
+	else
+		notok "after killing A: exit $rc intact=$intact lost=$lost wrong=$wrong"
+		diag "$tmp/s1.out"
+	fi
+else
+	notok "survey did not start"
+	diag "$tmp/s1.out"
+fi
+if grep -q 'msg="memory server of a mirrored pair dropped' "$tmp/one.dlmd.log" &&
+   kill -0 "$dlmd"; then
+	ok "dlmd logs the dropped server and goes on"
+else
+	notok "dlmd after losing one server of the pair"
+	diag "$tmp/one.dlmd.log"
+fi
+
+# The survivor alone: then it dies too, and the space fails cleanly.
+if survey s2 -t 32 -b 4096 -p 1024; then
+	kill -KILL "$pb"
+	start=$(date +%s)
+	survey_result s2
+	secs=$(($(date +%s) - start))
+	if [[ $rc == 0 && $wrong == 0 ]] && ((lost >= 24 && secs < 60)); then
+		ok "both servers gone: $lost stored DLM pages SIGBUS, $intact resident intact, none wrong, ${secs} s"
+	else
+		notok "both gone: exit $rc intact=$intact lost=$lost wrong=$wrong in ${secs} s"
+		diag "$tmp/s2.out"
+	fi
+else
+	notok "second survey did not start"
+fi
+stop_dlmd
+
+# A fresh pair; one server killed in the middle of a run.
+if start_pair two; then
+	timeout 600 "$rw" -t 48 -b 4096 -p 256 -r 6 >"$tmp/rw2.out" 2>&1 &
+	job=$!
+	sleep 3
+	kill -KILL "$pb"
+	wait "$job"
+	rc=$?
+	if [[ $rc == 0 ]] && grep -q '^bad=0 ' "$tmp/rw2.out" &&
+	   grep -q 'msg="memory server of a mirrored pair dropped' "$tmp/two.dlmd.log"; then
+		ok "server B killed mid-run (48 MB, 256 KB pages, 6 rounds): every word read back"
+	else
+		notok "server killed mid-run: exit $rc"
+		diag "$tmp/rw2.out"
+	fi
+	stop_dlmd
+else
+	notok "second pair did not start"
+fi
+
+start_memserver odd 16 && printf '8\n16 127.0.0.1:%s\n' "$MS_PORT" >"$tmp/odd.memfile"
+"$bin/dlmd" -f "$tmp/odd.memfile" --replicas 2 >"$tmp/odd.out" 2>&1
+rc=$?
+if [[ $rc == 2 ]] && grep -q "give an even number" "$tmp/odd.out"; then
+	ok "--replicas 2 with one server: exit 2, says to pair them"
+else
+	notok "--replicas 2 with one server: exit $rc"
+	diag "$tmp/odd.out"
+fi
+exit $fail
