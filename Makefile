@@ -40,8 +40,10 @@ KMAKE		= $(MAKE) -C $(KDIR) M=$(CURDIR)/kmod $(KCONFIG_ARGS) \
 USER_CFLAGS	:= -O2 -g -Wall $(USER_WERROR) -I$(CURDIR)/uapi
 KSFT_INC	:= $(O)/kselftest
 
-.PHONY: all modules user help deps check check-native check-vm check-vm-new lint \
+.PHONY: all modules user help deps check check-native check-vm check-vm-new check-debug lint \
 	sparse checkpatch dkms-test intree-test demo bench bench-mpi bench-verbs bench-fmpl \
+	bench-replicas soak \
+	bench-umode \
 	install install-udev clean
 
 all: modules user
@@ -53,6 +55,9 @@ help:
 	@echo '                  ends with "N passed, N failed, N skipped"'
 	@echo 'make check-vm     only the selftests in the VM'
 	@echo 'make check-vm-new the selftests on $(KVER_NEW) too'
+	@echo 'make check-debug  the selftests on a 6.1 debug kernel (KASAN, kmemleak, lockdep,'
+	@echo '                  DEBUG_PAGEALLOC) built and cached by vm-images/debug-kernel.sh;'
+	@echo '                  slow (hours under TCG), not part of make check'
 	@echo 'make lint         checkpatch --strict and sparse on kmod/'
 	@echo 'make dkms-test    dkms build for $(KVER_DEBIAN) in a private tree'
 	@echo 'make intree-test  the module merged into linux-source-6.1 and built there'
@@ -66,7 +71,13 @@ help:
 	@echo '                  and MPI on soft-RoCE, in a VM (BENCH_VERBS_ARGS)'
 	@echo 'make bench-fmpl   OSU-style latency, bandwidth, pre-posted receives and collectives:'
 	@echo '                  FMPL (/dev/fmpl) vs Open MPI vs MPICH, in a VM (BENCH_FMPL_ARGS)'
-	@echo 'make install      install dlmem.ko and the uapi header'
+	@echo 'make bench-umode  libdlm kernel (/dev/dlm) vs sigsegv vs uffd paging: fault cost and'
+	@echo '                  triad per local ratio, in a VM (BENCH_UMODE_ARGS="MB ITERS PCT...")'
+	@echo 'make bench-replicas  triad with every page on one vs two memory servers'
+	@echo '                  (dlmd --replicas 2), in a VM (BENCH_REPLICAS_ARGS)'
+	@echo 'make soak         SOAK_MINUTES (30) of mixed DLM work with data checks, memory'
+	@echo '                  servers killed under dlmd --replicas 2, in a VM'
+	@echo 'make install      install dlmem.ko, the uapi headers and the udev rule'
 	@echo 'Variables: KDIR, VM_KERNEL, O, WERROR, CONFIG_DLMEM_*'
 
 # Idempotent and quick when everything is there; make check and make demo
@@ -169,6 +180,35 @@ check-vm-new: user
 	  $(KMOD_NEW)/kmod/dlmem.ko; \
 	scripts/vm-verdict $$? $(RESULTS) vm-$(KVER_NEW)
 
+# The selftests on a debug build of Debian's linux-source-6.1 (KASAN,
+# kmemleak, lockdep, DEBUG_ATOMIC_SLEEP, DEBUG_PAGEALLOC; the fragment is
+# vm-images/debug.config), built once and cached in $(O)/debug-kernel/ by
+# vm-images/debug-kernel.sh, with the module built for it in a copy of the
+# sources (kmod/dlmem.ko keeps the default build).  Too slow for make check
+# and CI: run on demand and before releases (Documentation/testing.rst).
+DEBUG_DIR	:= $(O)/debug-kernel
+DEBUG_KMOD	:= $(DEBUG_DIR)/mod
+DEBUG_RESULTS	:= $(RESULTS)/debug
+DEBUG_TIMEOUT	?= 14400
+DEBUG_MEM	?= 3G
+DLM_TIMEOUT_SCALE ?= 4
+# DLM_SELFTESTS="dlm fmpl" runs only those selftest directories.
+DLM_SELFTESTS	?=
+check-debug: user
+	@DLM_DEBUG_KERNEL_DIR=$(DEBUG_DIR) vm-images/debug-kernel.sh
+	@rm -rf $(DEBUG_RESULTS) $(DEBUG_KMOD) && mkdir -p $(DEBUG_RESULTS) $(DEBUG_KMOD)/kmod
+	cp kmod/*.[ch] kmod/Kbuild $(DEBUG_KMOD)/kmod/ && cp -r uapi $(DEBUG_KMOD)/
+	nice -n 19 $(MAKE) -C $(DEBUG_DIR)/linux-source-6.1 M=$(DEBUG_KMOD)/kmod $(KCONFIG_ARGS) \
+		KCFLAGS="$(KMOD_KCFLAGS)" W=1 modules
+	vm-images/vm-run --kernel $(DEBUG_DIR)/bzImage --mem $(DEBUG_MEM) \
+		--timeout $(DEBUG_TIMEOUT) --out $(DEBUG_RESULTS)/vm -- \
+		env DLM_TIMEOUT_SCALE=$(DLM_TIMEOUT_SCALE) DLM_SELFTESTS="$(DLM_SELFTESTS)" \
+		vm-images/debug-guest.sh \
+		$(DEBUG_RESULTS)/vm $(DEBUG_KMOD)/kmod/dlmem.ko; \
+	  scripts/vm-verdict $$? $(DEBUG_RESULTS) vm
+	@scripts/tap-summary $(DEBUG_RESULTS) | tee $(DEBUG_RESULTS)/summary.txt; \
+	  exit $${PIPESTATUS[0]}
+
 lint:
 	@mkdir -p $(RESULTS)
 	scripts/run-tap lint $(RESULTS) scripts/lint.sh $(KDIR)
@@ -195,6 +235,7 @@ bench: deps
 BENCH_MPI_ARGS	?= 32 3 50 25 10 7
 BENCH_VERBS_ARGS ?= 32 3 25 10
 BENCH_FMPL_ARGS	?= 1000 2 3 4
+BENCH_UMODE_ARGS ?= 32 3 100 50 25 10
 bench-mpi: deps
 	@$(MAKE) --no-print-directory all
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 10800 --out $(RESULTS)/vm-bench-mpi -- \
@@ -212,6 +253,27 @@ bench-fmpl: deps
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 3600 --out $(RESULTS)/vm-bench-fmpl -- \
 		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/fmpl.sh $(BENCH_FMPL_ARGS)
+
+# libdlm's user-level paging modes against /dev/dlm (issue 8).
+bench-umode: deps
+	@$(MAKE) --no-print-directory all
+	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 3600 --out $(RESULTS)/vm-bench-umode -- \
+		env RUN_TIMEOUT=300 DLM_BENCH_OUT=$(RESULTS)/bench \
+		selftests/bench/umode.sh $(BENCH_UMODE_ARGS)
+
+bench-replicas: deps
+	@$(MAKE) --no-print-directory all
+	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 3600 --out $(RESULTS)/vm-bench-replicas -- \
+		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
+		selftests/bench/replicas.sh $(BENCH_REPLICAS_ARGS)
+
+# A bounded mixed workload with integrity checks and memory servers killed
+# under replication (issue 9); on demand, not part of check.
+SOAK_MINUTES ?= 30
+soak: deps
+	@$(MAKE) --no-print-directory all
+	vm-images/vm-run --kernel $(VM_KERNEL) --timeout $$(( $(SOAK_MINUTES) * 60 + 900 )) \
+		--out $(RESULTS)/vm-soak -- selftests/soak/soak.sh $(SOAK_MINUTES)
 
 install: modules install-udev
 	$(KMAKE) modules_install

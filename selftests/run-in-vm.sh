@@ -6,15 +6,21 @@
 #
 # For each subsystem directory selftests/NAME/ with a `settings` file, each
 # built program build/selftests/NAME/*_test and each script
-# selftests/NAME/*_test.sh runs under the directory's timeout; its TAP goes
+# selftests/NAME/*_test.sh runs under the directory's timeout (times
+# DLM_TIMEOUT_SCALE, default 1); its TAP goes
 # to OUTDIR/NAME/PROGRAM.tap.  MODULE (default kmod/dlmem.ko) is loaded first and must unload
 # cleanly at the end (that is a test too).  DLM_BUILD names the build
-# directory (default: build/ of the repository).
+# directory (default: build/ of the repository).  DLM_SELFTESTS, when set,
+# lists the directories to run (e.g. "dlm fmpl"; default: all).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: run-in-vm.sh OUTDIR [MODULE]}
 export DLM_BUILD=${DLM_BUILD:-$top/build}
 export DLM_KO=${2:-$top/kmod/dlmem.ko} DLM_BIN=$DLM_BUILD
+# Slow kernels (make check-debug: KASAN, lockdep under TCG) multiply every
+# directory's timeout by DLM_TIMEOUT_SCALE (a whole number, default 1).
+scale=${DLM_TIMEOUT_SCALE:-1}
+[[ $scale =~ ^[1-9][0-9]*$ ]] || { echo "run-in-vm.sh: DLM_TIMEOUT_SCALE='$scale': want a whole number >= 1" >&2; exit 2; }
 mkdir -p "$out"
 
 if [[ ! -d /sys/module/dlmem ]] && ! insmod "$DLM_KO"; then
@@ -38,7 +44,9 @@ run_one() {	# run_one TIMEOUT TAPFILE CMD...
 for dir in "$top"/selftests/*/; do
 	name=$(basename "$dir")
 	[[ -f $dir/settings ]] || continue
+	[[ -z ${DLM_SELFTESTS:-} || " $DLM_SELFTESTS " == *" $name "* ]] || continue
 	timeout=$(sed -n 's/^timeout=//p' "$dir/settings")
+	timeout=$((${timeout:-300} * scale))
 	mkdir -p "$out/$name"
 	for prog in "$DLM_BUILD/selftests/$name"/*_test; do
 		[[ -x $prog ]] || continue

@@ -16,9 +16,12 @@ LIBDLM_VERSION	:= 0.1.0
 LIBDLM_PREFIX	?= /usr/local
 OBJCOPY		?= objcopy
 
-LIBDLM_SRCS	:= $(addprefix userlib/libdlm/,arena.c config.c errors.c space.c section.c dlm.c)
+LIBDLM_SRCS	:= $(addprefix userlib/libdlm/,arena.c config.c errors.c space.c section.c dlm.c \
+		     umode.c umode_sigsegv.c umode_uffd.c)
 LIBDLM_HDRS	:= userlib/include/dlm.h $(wildcard userlib/libdlm/*.h) uapi/linux/dlmem.h
 LIBDLM_OBJS	:= $(patsubst userlib/libdlm/%.c,$(O)/userlib/obj/%.o,$(LIBDLM_SRCS))
+# The user-level modes (umode*.c) speak daemon/wire.c to dlm-memserver.
+LIBDLM_OBJS	+= $(O)/userlib/obj/wire.o
 LIBDLM_INC	:= -I$(CURDIR)/userlib/include
 LIBDLM_CFLAGS	:= $(USER_CFLAGS) -std=c11 -Wextra -pthread $(LIBDLM_INC) \
 		   -fPIC -fvisibility=hidden
@@ -48,7 +51,8 @@ $(O)/lib/libdlm.so: | $(O)/lib/libdlm.so.0
 
 # The interposer: the space and allocator of libdlm under malloc() and
 # friends; the version script exports only those.
-LIBDLM_PRELOAD_OBJS := $(patsubst %,$(O)/userlib/obj/%.o,arena config errors space preload)
+LIBDLM_PRELOAD_OBJS := $(patsubst %,$(O)/userlib/obj/%.o,arena config errors space preload \
+		       umode umode_sigsegv umode_uffd wire)
 $(O)/lib/libdlm-preload.so: $(LIBDLM_PRELOAD_OBJS) userlib/libdlm/preload.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -pthread -Wl,-soname,libdlm-preload.so -Wl,-z,defs \
@@ -120,6 +124,25 @@ $(O)/userlib/tests/config_test: userlib/tests/config_test.c userlib/libdlm/confi
 SELFTEST_LDLIBS_libdlm := $(LIBDLM_INC) -L$(O)/lib -l:libdlm.a
 $(patsubst selftests/%.c,$(O)/selftests/%,$(wildcard selftests/libdlm/*_test.c)): \
 		$(O)/lib/libdlm.a userlib/include/dlm.h
+
+# ---- libdlm's user-level modes (--mode=sigsegv|uffd, umode*.c) -------------
+# daemon/wire.c built into libdlm with hidden symbols; the native test runs
+# a dlm-memserver on 127.0.0.1 and both modes against it.
+$(O)/userlib/obj/wire.o: daemon/wire.c daemon/wire.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBDLM_CFLAGS) -D_DEFAULT_SOURCE -c -o $@ $<
+
+$(O)/userlib/obj/umode.o: daemon/wire.h
+
+$(O)/userlib/tests/umode_test: userlib/tests/umode_test.c userlib/include/dlm.h \
+		$(O)/lib/libdlm.a $(KSFT_INC)/kselftest_harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -I$(KSFT_INC) $(LIBDLM_INC) -pthread -o $@ $< \
+		$(O)/lib/libdlm.a
+
+USER_TARGETS	+= $(O)/userlib/tests/umode_test
+NATIVE_TESTS	+= libdlm-umode=$(O)/userlib/tests/umode_test
+# ---- end of the user-level modes' block --------------------------------------
 
 .PHONY: install-libdlm
 install-libdlm: $(O)/lib/libdlm.so.0 $(O)/lib/libdlm.a $(O)/lib/pkgconfig/dlm.pc \

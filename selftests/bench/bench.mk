@@ -46,3 +46,12 @@ $(BENCH_O)/osu-$(1): selftests/bench/osu_fmpl.c
 USER_TARGETS	+= $(BENCH_O)/osu-$(1)
 endef
 $(foreach m,$(DLMD_MPIS),$(eval $(call osu_mpi_rule,$(m))))
+
+# ---- libdlm's paging modes side by side (make bench-umode) -----------------
+# One libdlm program (static) for kernel, sigsegv and uffd mode.
+$(BENCH_O)/umode_bench: selftests/bench/umode_bench.c userlib/include/dlm.h \
+		$(O)/lib/libdlm.a
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Wextra $(LIBDLM_INC) -o $@ $< -L$(O)/lib -l:libdlm.a -pthread
+
+USER_TARGETS	+= $(BENCH_O)/umode_bench

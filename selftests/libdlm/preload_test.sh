@@ -97,9 +97,10 @@ fi
 diag "$tmp/stressng.err"
 echo "# module counters: $((in0)) -> $(counter swapins) swapins, sigbus $bus0 -> $(counter sigbus), lost $lost0 -> $(counter lost)"
 
-# sysbench memory: a 64 MB block per thread, written and read in turn
+# sysbench memory: a 64 MB block per thread, written and read in turn;
+# --time=0: the total size ends the run, not sysbench's default 10 s
 for mode in write read; do
-	if under sysb-$mode sysbench memory --threads=2 --memory-block-size=64M \
+	if under sysb-$mode sysbench memory --threads=2 --time=0 --memory-block-size=64M \
 		--memory-total-size=512M --memory-oper=$mode run &&
 	   grep -q "Total operations" "$tmp/sysb-$mode.out" &&
 	   grep -q "512.00 MiB transferred" "$tmp/sysb-$mode.out" && swapped sysb-$mode; then

@@ -68,6 +68,9 @@ extern "C" {
  *   --policy=arr|clock              DLM_POLICY     which DLM page a remote
  *                                   space evicts (default: the kernel's);
  *                                   ignored for local spaces
+ *   --mode=kernel|sigsegv|uffd      DLM_MODE       who pages the space
+ *                                   (default kernel: /dev/dlm and dlmd;
+ *                                   see "User-level modes" below)
  *   -v, --verbose                   DLM_VERBOSE=1  describe the space on
  *                                   stderr, and its counters at shutdown
  * and, used only when there is no memfile:
@@ -85,6 +88,25 @@ extern "C" {
  * DLM_LOCAL_MB, else DLM_DEFAULT_LOCAL_MB MB.
  *
  * The space is mapped whole; dlm_alloc() hands it out.
+ *
+ * User-level modes, baselines for the kernel mode (the DLM-MPI paper's
+ * user-level design and UMap's): with --mode=sigsegv or --mode=uffd libdlm
+ * pages the space itself, without /dev/dlm or dlmd.  A thread of libdlm
+ * connects over TCP to the dlm-memservers of the memfile's server lines
+ * (each needs its HOST:PORT) and moves whole DLM pages (--page-kb, default
+ * 1024) between them and the local budget, evicting by ARR.  sigsegv:
+ * non-resident DLM pages are PROT_NONE and a process-wide SIGSEGV handler
+ * (installed here, chaining to the previous one for other addresses,
+ * restored by dlm_shutdown()) waits while the thread fetches the page.
+ * uffd: a userfaultfd (root, or sysctl vm.unprivileged_userfaultfd=1)
+ * registered over the space.  A page that cannot be fetched (server dead,
+ * or silent for 5 s) ends the access in SIGBUS.  Limits: no dlm arrays
+ * (EOPNOTSUPP), no fork() (the child does not page); in sigsegv mode a
+ * system call given a buffer in a non-resident page fails with EFAULT
+ * instead of faulting it in.  dlm_stats() reports the mode's own counters.
+ * Further errno values: EINVAL a server line without HOST:PORT;
+ * EHOSTUNREACH, ECONNREFUSED etc. a server that cannot be reached; ENOSPC
+ * a server smaller than its line; EPERM userfaultfd not allowed.
  *
  * Return: 0, or -1 with errno set and a message on stderr (also in
  * dlm_last_error()) naming the fix; *argc and *argv are then unchanged.
@@ -169,7 +191,10 @@ DLM_PUBLIC const char *dlm_strerror(int errnum);
  *	zero-filled on first touch, accesses refused with SIGBUS, DLM pages
  *	and bytes resident locally, bytes mapped, DLM pages fetched from and
  *	stored to memory servers, DLM pages lost with a server; all ~0 if
- *	the kernel has no statistics.
+ *	the kernel has no statistics.  In the user-level modes (--mode=
+ *	sigsegv|uffd) libdlm's own: faults = DLM pages faulted in,
+ *	populates = of them zero-filled, sigbus = accesses failed,
+ *	bytes_mapped = bytes_resident, lost = 0.
  * @servers: memory servers named by the memfile.
  * @reserved: zero.
  */

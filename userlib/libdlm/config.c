@@ -12,7 +12,7 @@
 #include "internal.h"
 
 static const char dlm_usage[] =
-	"the DLM options (after the last '--') are -f MEMFILE, --page-kb N, --policy arr|clock, -v";
+	"the DLM options (after the last '--') are -f MEMFILE, --page-kb N, --policy arr|clock, --mode kernel|sigsegv|uffd, -v";
 
 /* A whole decimal number from 1 to @max, nothing else. */
 static int parse_num(const char *s, uint64_t max, uint64_t *out)
@@ -57,6 +57,22 @@ static int set_policy(struct dlmlib_config *c, const char *s, const char *src)
 	return 0;
 }
 
+static int set_mode(struct dlmlib_config *c, const char *s, const char *src)
+{
+	if (!strcmp(s, "kernel"))
+		c->mode = DLMLIB_MODE_KERNEL;
+	else if (!strcmp(s, "sigsegv"))
+		c->mode = DLMLIB_MODE_SIGSEGV;
+	else if (!strcmp(s, "uffd"))
+		c->mode = DLMLIB_MODE_UFFD;
+	else
+		return dlmlib_error(EINVAL,
+			"%s '%s': want kernel (/dev/dlm, the default), sigsegv (libdlm pages with mprotect and SIGSEGV) or uffd (libdlm pages with userfaultfd)",
+			src, s);
+	c->mode_src = src;
+	return 0;
+}
+
 static int set_memfile(struct dlmlib_config *c, const char *s, const char *src)
 {
 	if (!*s)
@@ -82,7 +98,8 @@ int dlmlib_parse_args(struct dlmlib_config *c, int n, char **v)
 	for (i = dd + 1; i < n; i++) {
 		const char *a = v[i];
 		int need = !strcmp(a, "-f") || !strcmp(a, "--memfile") ||
-			   !strcmp(a, "--page-kb") || !strcmp(a, "--policy");
+			   !strcmp(a, "--page-kb") || !strcmp(a, "--policy") ||
+			   !strcmp(a, "--mode");
 
 		if (need && i + 1 >= n)
 			return dlmlib_error(EINVAL,
@@ -108,6 +125,12 @@ int dlmlib_parse_args(struct dlmlib_config *c, int n, char **v)
 				return -1;
 		} else if (!strncmp(a, "--policy=", 9)) {
 			if (set_policy(c, a + 9, "--policy"))
+				return -1;
+		} else if (!strcmp(a, "--mode")) {
+			if (set_mode(c, v[++i], "--mode"))
+				return -1;
+		} else if (!strncmp(a, "--mode=", 7)) {
+			if (set_mode(c, a + 7, "--mode"))
 				return -1;
 		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
 			c->verbose = 1;
@@ -146,6 +169,9 @@ int dlmlib_parse_env(struct dlmlib_config *c)
 		return -1;
 	if (!c->policy && (s = env("DLM_POLICY")) &&
 	    set_policy(c, s, "DLM_POLICY"))
+		return -1;
+	if (!c->mode_src && (s = env("DLM_MODE")) &&
+	    set_mode(c, s, "DLM_MODE"))
 		return -1;
 	if (!c->verbose && (s = env("DLM_VERBOSE")) && strcmp(s, "0"))
 		c->verbose = 1;

@@ -16,6 +16,7 @@
 
 #include "arena.h"
 #include "internal.h"
+#include "umode.h"
 
 typedef unsigned long long ull;
 
@@ -42,6 +43,9 @@ static int place_sections(struct dlmlib_sections *ss,
 	*skip = 0;
 	if (!ss->count)
 		return 0;
+	if (g.sp.um)
+		return dlmlib_error(EOPNOTSUPP,
+			"the program declares dlm arrays, which only the kernel mode can place: unset DLM_MODE (or set it to kernel)");
 	if (span >= s->total_size)
 		return dlmlib_error(ENOMEM,
 			"the program's dlm arrays need %llu MB of DLM space (in %llu KB DLM pages) but it has %llu MB: %s",
@@ -175,6 +179,10 @@ static void kernel_stats(struct dlm_lib_stats *st)
 {
 	struct dlm_stats k;
 
+	if (g.sp.um) {		/* --mode=sigsegv|uffd: libdlm's counters */
+		dlmlib_umode_stats(&g.sp, st);
+		return;
+	}
 	if (ioctl(g.sp.fd, DLM_IOC_STATS, &k))
 		memset(&k, 0xff, sizeof(k));
 	st->faults = k.faults;

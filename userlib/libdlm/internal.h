@@ -21,6 +21,13 @@
  * (sums stay far from overflow; the kernel's limit is much lower). */
 #define DLMLIB_MB_MAX	(1ULL << 30)
 
+/* Who pages the space: /dev/dlm, or libdlm itself (umode.h). */
+enum {
+	DLMLIB_MODE_KERNEL = 0,
+	DLMLIB_MODE_SIGSEGV,
+	DLMLIB_MODE_UFFD,
+};
+
 /* What dlm_startup() was asked for: options, environment, memfile. */
 struct dlmlib_config {
 	const char *memfile;	/* NULL: none */
@@ -31,6 +38,8 @@ struct dlmlib_config {
 	uint64_t servers_mb;	/* sum of the memfile's server lines */
 	unsigned int servers;	/* number of server lines */
 	unsigned int policy;	/* DLM_POLICY_*, remote spaces only */
+	int mode;		/* DLMLIB_MODE_*: who pages (--mode, DLM_MODE) */
+	const char *mode_src;	/* "--mode" or "DLM_MODE"; NULL: default */
 	int verbose;
 	int cut;		/* index of the last "--" in argv, 0: none */
 };
@@ -48,6 +57,8 @@ int dlmlib_read_memfile(struct dlmlib_config *c);
 /* Parse memfile text from @f (named @name in messages) into @c. */
 int dlmlib_parse_memfile(struct dlmlib_config *c, FILE *f, const char *name);
 
+struct dlmlib_umode;
+
 /* A DLM space: the open device, its setup, its mapping. */
 struct dlmlib_space {
 	int fd;
@@ -55,6 +66,7 @@ struct dlmlib_space {
 	struct dlm_setup setup;
 	uint64_t remote_size;	/* bytes the memory servers hold */
 	unsigned int servers;
+	struct dlmlib_umode *um; /* user-level modes (umode.h); fd is -1 */
 };
 
 /* Open /dev/dlm, shape the space @c asks for and map it: 0 or -1. */

@@ -71,8 +71,8 @@ check "matvec links statically with libdlm.a, internals stay local" build_static
 fig2_static() {
 	cc -DN=100 -o "$tmp/fig2" "$top/userlib/examples/matvec-fig2.c" \
 		-I"$top/userlib/include" "$lib/libdlm.a" -pthread &&
-		readelf -SW "$tmp/fig2" | grep -q ' dlm_bss  *NOBITS ' &&
-		nm "$tmp/fig2" | grep -q ' T dlm_startup$'
+		readelf -SW "$tmp/fig2" | grep -c >/dev/null ' dlm_bss  *NOBITS ' &&
+		nm "$tmp/fig2" | grep -c >/dev/null ' T dlm_startup$'
 }
 check "matvec-fig2.c (dlm arrays) builds with plain cc, statically too, into a dlm_bss no-bits section" fig2_static
 if [[ -e /dev/dlm ]]; then
