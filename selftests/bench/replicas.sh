@@ -8,8 +8,12 @@
 # the same two dlm-memservers on 127.0.0.1, first as two servers
 # (--replicas 1, pages spread over both), then as one mirrored pair
 # (--replicas 2, every store written to both), and the all-local run for
-# reference.  Prints a table with the ratio replicated/unreplicated and
-# writes OUT/replicas.csv (OUT: $DLM_BENCH_OUT, default build/results/bench).
+# reference.  The triad mostly reads (b and c are never written, so their
+# victims are dropped, not stored); a write-heavy case follows: dlm_rw
+# writing and checking a space of three arrays' size twice, where every
+# eviction is a store.  Prints a table with the ratios replicated /
+# unreplicated and writes OUT/replicas.csv (OUT: $DLM_BENCH_OUT, default
+# build/results/bench).
 # Run as root in the VM:  vm-images/vm-run -- selftests/bench/replicas.sh
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -67,6 +71,23 @@ run() {
 	say "  $line"
 }
 
+# rwrun LABEL PCT: dlm_rw, write then check every word, twice; seconds.
+rwrun() {
+	local label=$1 pct=$2 t0 t1 line
+	say "write-heavy (dlm_rw), $label, $pct% local ..."
+	t0=$(date +%s%N)
+	if ! line=$(timeout "${RUN_TIMEOUT:-900}" "$bin/selftests/remote/dlm_rw" \
+		-t $((3 * mb)) -b $(((3 * mb * pct + 99) / 100 * 1024)) -p 1024 -r 2 2>&1) ||
+	   [[ $line != *"bad=0"* ]]; then
+		say "  FAILED: $line"
+		echo "rw-$label,$pct,,,failed" >>"$csv"
+		return
+	fi
+	t1=$(date +%s%N)
+	echo "rw-$label,$pct,,$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'),ok" >>"$csv"
+	say "  $(tr '\n' ' ' <<<"$line")"
+}
+
 run local 100 "$stream" -m malloc -s "$mb" -i "$iters"
 for r in 1 2; do
 	"$bin/bin/dlmd" -f "$tmp/memfile" --replicas "$r" --log-level warn &
@@ -74,6 +95,7 @@ for r in 1 2; do
 	until [[ $(cat /sys/class/misc/dlm/daemon) != 0 ]]; do sleep 0.1; done
 	for pct in "${pcts[@]}"; do
 		run "$r" "$pct" "$stream" -m dlm -s "$mb" -l "$pct" -i "$iters"
+		rwrun "$r" "$pct"
 	done
 	kill -TERM "$dlmd"
 	wait "$dlmd" || true
@@ -90,4 +112,13 @@ done
 			"$(awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", b / a; else print "-" }')"
 	done
 	awk -F, '$1 == "local" && $5 == "ok" { printf "all-local triad: %s MB/s\n", $3 }' "$csv"
+	echo
+	echo "Write-heavy: dlm_rw writes and checks $((3 * mb)) MB twice (every eviction a store)"
+	printf '%-8s %14s %14s %10s\n' "local %" "1 copy s" "2 copies s" "2 / 1"
+	for pct in "${pcts[@]}"; do
+		a=$(awk -F, -v p="$pct" '$1 == "rw-1" && $2 == p && $5 == "ok" { print $4 }' "$csv")
+		b=$(awk -F, -v p="$pct" '$1 == "rw-2" && $2 == p && $5 == "ok" { print $4 }' "$csv")
+		printf '%-8s %14s %14s %10s\n' "$pct" "${a:--}" "${b:--}" \
+			"$(awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", b / a; else print "-" }')"
+	done
 } | tee "$out/replicas.txt"
