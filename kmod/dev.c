@@ -27,8 +27,9 @@
  * @space: the file's DLM space, set once by DLM_IOC_SETUP.
  */
 struct dlm_file {
-	struct mutex lock;	/* api_done, space */
+	struct mutex lock;	/* api_done; serialises DLM_IOC_SETUP */
 	bool api_done;
+	/* Set once under lock (release), read without it (acquire). */
 	struct dlm_space *space;
 };
 
@@ -226,7 +227,8 @@ static long dlm_ioc_setup(struct file *file, struct dlm_file *df,
 		ret = -EFAULT;
 		goto put_space;
 	}
-	df->space = sp;
+	/* Pairs with dlm_file_space(): readers see an initialised space. */
+	smp_store_release(&df->space, sp);
 	goto unlock;
 put_space:
 	dlm_space_put(sp);
@@ -238,14 +240,15 @@ unlock:
 	return ret;
 }
 
+/*
+ * Without df->lock: dlm_mmap() runs under mmap_lock, and DLM_IOC_SETUP
+ * holds df->lock across copy_to_user(), which may take mmap_lock (lockdep:
+ * circular dependency).  The space, once set, lives until release.
+ */
 static struct dlm_space *dlm_file_space(struct dlm_file *df)
 {
-	struct dlm_space *sp;
-
-	mutex_lock(&df->lock);
-	sp = df->space;
-	mutex_unlock(&df->lock);
-	return sp;
+	/* Pairs with the release in dlm_ioc_setup(). */
+	return smp_load_acquire(&df->space);
 }
 
 static long dlm_ioc_stats(struct dlm_file *df, struct dlm_stats __user *uarg)

@@ -32,6 +32,7 @@ clean_log() {
 [    0.000000] Command line: console=ttyS0 panic=-1 hung_task_panic=1 softlockup_panic=1 panic_on_warn=1 kasan.fault=panic prove_locking lockdep
 [    0.103299] Kernel command line: console=ttyS0 panic=-1 hung_task_panic=1 softlockup_panic=1 panic_on_warn=1 WARNING: BUG: Oops
 [    0.216879] rcu: Preemptible hierarchical RCU implementation.
+[    0.216880] rcu: 	RCU lockdep checking is enabled.
 [    0.217081] 	Trampoline variant of Tasks RCU enabled.
 [    0.217190] rcu: RCU calculated value of scheduler-enlistment delay is 25 jiffies.
 [    0.217200] rcu: 	RCU CPU stall warnings timeout set to 21 (rcu_cpu_stall_timeout).
