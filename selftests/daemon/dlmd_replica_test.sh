@@ -27,16 +27,8 @@ start_pair() {	# start_pair TAG: two memory servers, a memfile, dlmd -r 2
 		return 1
 	printf '16\n64 127.0.0.1:%s\n64 127.0.0.1:%s\n' "$porta" "$portb" \
 		>"$tmp/$1.memfile"
-	"$bin/dlmd" -f "$tmp/$1.memfile" --replicas 2 2>"$tmp/$1.dlmd.log" &
-	dlmd=$!
-	pids+=("$dlmd")
-	for ((i = 0; i < 100; i++)); do
-		grep -q 'msg="registered"' "$tmp/$1.dlmd.log" && return 0
-		kill -0 "$dlmd" 2>/dev/null || break
-		sleep 0.1
-	done
-	diag "$tmp/$1.dlmd.log"
-	return 1
+	start_dlmd "$1.dlmd" "$tmp/$1.memfile" --replicas 2 || return 1
+	dlmd=$DLMD_PID
 }
 stop_dlmd() {
 	kill -TERM "$dlmd" 2>/dev/null

@@ -22,23 +22,11 @@ fi
 need "$bin/dlmd" "$bin/dlm-memserver" "$rw"
 echo "1..5"
 
-start_dlmd() {	# start_dlmd NAME: dlmd in the background, registered
-	"$bin/dlmd" -f "$tmp/memfile" 2>"$tmp/$1.log" &
-	dlmd=$!
-	pids+=("$dlmd")
-	for ((i = 0; i < 100; i++)); do
-		grep -q 'msg="registered"' "$tmp/$1.log" && return 0
-		kill -0 "$dlmd" 2>/dev/null || break
-		sleep 0.1
-	done
-	diag "$tmp/$1.log"
-	return 1
-}
-
 start_memserver ms 64 wait && port=$MS_PORT ||
 	{ echo "Bail out! dlm-memserver did not start"; exit 1; }
 printf '16\n64 127.0.0.1:%s\n' "$port" >"$tmp/memfile"
-start_dlmd first || { echo "Bail out! dlmd did not register"; exit 1; }
+start_dlmd first "$tmp/memfile" && dlmd=$DLMD_PID ||
+	{ echo "Bail out! dlmd did not register"; exit 1; }
 
 # 32 MB written through a 4 MB budget: 28 or more DLM pages on the server.
 timeout 300 "$rw" -t 32 -b 4096 -p 1024 -s "$tmp/survey" >"$tmp/survey.out" 2>&1 &
@@ -49,7 +37,8 @@ for ((i = 0; i < 600; i++)); do
 done
 kill -KILL "$dlmd"
 wait "$dlmd" 2>/dev/null
-if start_dlmd second; then
+if start_dlmd second "$tmp/memfile"; then
+	dlmd=$DLMD_PID
 	ok "dlmd killed with a space live; a new dlmd registers (memory server still up)"
 else
 	notok "a new dlmd registers after the crash"

@@ -71,6 +71,25 @@ start_memserver() {
 	return 1
 }
 
+# start_dlmd NAME MEMFILE [ARGS...]: dlmd -f MEMFILE ARGS in the
+# background, logging to $tmp/NAME.log.  0 once it registered with the
+# kernel (DLMD_PID set); 1, its log shown, if it exited or did not
+# register within 10 s.
+start_dlmd() {
+	local name=$1 mf=$2 i
+	shift 2
+	"$bin/dlmd" -f "$mf" "$@" 2>"$tmp/$name.log" &
+	DLMD_PID=$!
+	pids+=("$DLMD_PID")
+	for ((i = 0; i < 100; i++)); do
+		grep -q 'msg="registered"' "$tmp/$name.log" 2>/dev/null && return 0
+		kill -0 "$DLMD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	diag "$tmp/$name.log"
+	return 1
+}
+
 # subtests EXPECTED CMD...: run a TAP-producing CMD and re-number its
 # results into this stream; EXPECTED results must appear and CMD exit 0.
 subtests() {

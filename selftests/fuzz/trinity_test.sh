@@ -38,19 +38,12 @@ echo "1..6"
 start_memserver ms 256 wait && port=$MS_PORT ||
 	{ echo "Bail out! dlm-memserver did not start"; exit 1; }
 printf '64\n256 127.0.0.1:%s\n' "$port" >"$tmp/memfile"
-"$bin/dlmd" -f "$tmp/memfile" 2>"$tmp/dlmd.log" &
-dlmd=$!
-pids+=("$dlmd")
-for ((i = 0; i < 100; i++)); do
-	grep -q 'msg="registered"' "$tmp/dlmd.log" && break
-	sleep 0.1
-done
-blk=$("$bin/dlmctl" blk-add 32M 2>"$tmp/blk.err")
-if grep -q 'msg="registered"' "$tmp/dlmd.log" && [[ -b $blk ]]; then
+blk=
+if start_dlmd dlmd "$tmp/memfile" &&
+   blk=$("$bin/dlmctl" blk-add 32M 2>"$tmp/blk.err") && [[ -b $blk ]]; then
 	ok "dlmd registered, $blk on a memory server"
 else
 	notok "dlmd and a block device for trinity"
-	diag "$tmp/dlmd.log"
 	diag "$tmp/blk.err"
 fi
 

@@ -32,16 +32,8 @@ start_memserver ms 512 wait && port=$MS_PORT ||
 # (first line of dlmd's memfile) and up to 120 MB on the server.
 printf '%s\n120 127.0.0.1:%s\n' "$LOCAL_MB" "$port" >"$tmp/memfile"
 printf '64\n512 127.0.0.1:%s\n' "$port" >"$tmp/dlmd.memfile"
-"$bin/dlmd" -f "$tmp/dlmd.memfile" 2>"$tmp/dlmd.log" &
-dlmd=$!
-pids+=("$dlmd")
-for ((i = 0; i < 100; i++)); do
-	grep -q 'msg="registered"' "$tmp/dlmd.log" && break
-	kill -0 "$dlmd" 2>/dev/null || break
-	sleep 0.1
-done
-grep -q 'msg="registered"' "$tmp/dlmd.log" ||
-	{ diag "$tmp/dlmd.log"; echo "Bail out! dlmd did not register"; exit 1; }
+start_dlmd dlmd "$tmp/dlmd.memfile" && dlmd=$DLMD_PID ||
+	{ echo "Bail out! dlmd did not register"; exit 1; }
 
 # under NAME CMD...: CMD with the interposer; out/err in $tmp/NAME.*
 under() {

@@ -31,36 +31,9 @@ if [[ ! -x $matvec ]]; then
 fi
 echo "1..5"
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
-show() { sed 's/^/# /' "$@"; }
-
-stop_daemon() {
-	if [[ -n $daemon ]]; then
-		kill "$daemon" 2>/dev/null
-		wait "$daemon" 2>/dev/null
-		daemon=
-	fi
-}
+# shellcheck source=selftests/libdlm/lib.sh
+source "$here/lib.sh"
 trap 'stop_daemon; rm -rf "$tmp"' EXIT
-
-start_daemon() {	# start_daemon POOL_MB
-	rm -f "$tmp/ready"
-	python3 -S "$fake" --pool-mb "$1" --ready-file "$tmp/ready" \
-		2>"$tmp/daemon.err" &
-	daemon=$!
-	# Python starts slowly under emulation: allow a minute.
-	for _ in $(seq 600); do
-		[[ -s $tmp/ready ]] && return 0
-		kill -0 "$daemon" 2>/dev/null || break
-		sleep 0.1
-	done
-	show "$tmp/daemon.err"
-	return 1
-}
-
-# The exact checksum: y[i] = i * N(N-1)/2, all sums exact in doubles.
-want() { echo "matvec: N=$1 checksum=$(( ($1 * ($1 - 1) / 2) ** 2 ))"; }
 
 # 8 MB local, 56 MB on two servers: 64 MB of space for a 32 MB matrix.
 mf=$tmp/memfile

@@ -28,35 +28,10 @@ if [[ ! -x $prog ]]; then
 fi
 echo "1..6"
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
-show() { sed 's/^/# /' "$@"; }
-
-stop_daemon() {
-	if [[ -n $daemon ]]; then
-		kill "$daemon" 2>/dev/null
-		wait "$daemon" 2>/dev/null
-		daemon=
-	fi
-}
+# shellcheck source=selftests/libdlm/lib.sh
+source "$here/lib.sh"
 trap 'stop_daemon; rm -rf "$tmp"' EXIT
-
-start_daemon() {	# start_daemon POOL_MB
-	rm -f "$tmp/ready"
-	python3 -S "$fake" --pool-mb "$1" --ready-file "$tmp/ready" \
-		2>"$tmp/daemon.err" &
-	daemon=$!
-	for _ in $(seq 600); do	# Python starts slowly under emulation
-		[[ -s $tmp/ready ]] && return 0
-		kill -0 "$daemon" 2>/dev/null || break
-		sleep 0.1
-	done
-	show "$tmp/daemon.err"
-	return 1
-}
-
-# The exact checksum: y[i] = i * N(N-1)/2, all sums exact in doubles.
-want="matvec: N=$N checksum=$(( (N * (N - 1) / 2) ** 2 ))"
+want_line=$(want "$N")
 
 run() {	# run ENV...: the program with only these DLM_* variables
 	env -u DLM_MEMFILE -u DLM_LOCAL_MB -u DLM_PAGE_KB -u DLM_POLICY \
@@ -64,7 +39,7 @@ run() {	# run ENV...: the program with only these DLM_* variables
 }
 
 # 1: local space large enough for the arrays
-if run DLM_LOCAL_MB=40 DLM_VERBOSE=1 && grep -qx "$want" "$tmp/out" &&
+if run DLM_LOCAL_MB=40 DLM_VERBOSE=1 && grep -qx "$want_line" "$tmp/out" &&
    grep -q "DLM space of 40 MB" "$tmp/err" &&
    grep -Eq "exit: [1-9][0-9]* faults, .* 0 SIGBUS" "$tmp/err"; then
 	ok "Fig. 2 program in a 40 MB local space: exact checksum, faults counted"
@@ -107,7 +82,7 @@ fi
 # 4-5: 8 MB local for 32 MB of arrays, both eviction policies
 for policy in clock arr; do
 	if run DLM_MEMFILE="$mf" DLM_POLICY=$policy DLM_VERBOSE=1 &&
-	   grep -qx "$want" "$tmp/out" &&
+	   grep -qx "$want_line" "$tmp/out" &&
 	   grep -q "on 2 memory server(s)" "$tmp/err" &&
 	   grep -Eq "exit: .* [1-9][0-9]* swapins, [1-9][0-9]* swapouts, 0 SIGBUS, 0 lost" "$tmp/err"; then
 		ok "Fig. 2 program with 8 MB local for 32 MB of arrays ($policy): exact checksum through swaps"
