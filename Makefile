@@ -156,9 +156,13 @@ check-native: user
 	  scripts/run-tap native-$${t%%=*} $(RESULTS) $${t#*=} || rc=1; \
 	done; exit $$rc
 
+# Each selftest VM's bound: about 13 minutes each under TCG on an idle
+# 2-core host; this leaves room for a busy one.
+VM_TIMEOUT	?= 2700
+
 check-vm: all
 	@mkdir -p $(RESULTS)
-	vm-images/vm-run --kernel $(VM_KERNEL) --out $(RESULTS)/vm -- \
+	vm-images/vm-run --kernel $(VM_KERNEL) --timeout $(VM_TIMEOUT) --out $(RESULTS)/vm -- \
 		selftests/run-in-vm.sh $(RESULTS)/vm; \
 	  scripts/vm-verdict $$? $(RESULTS)
 
@@ -175,7 +179,7 @@ check-vm-new: user
 	cp -r uapi $(KMOD_NEW)/ && \
 	$(MAKE) -C $(KDIR_NEW) M=$(KMOD_NEW)/kmod $(KCONFIG_ARGS) \
 	  KCFLAGS="$(KMOD_KCFLAGS)" W=1 modules && \
-	vm-images/vm-run --kernel $(KVER_NEW) --out $(RESULTS)/vm-$(KVER_NEW) -- \
+	vm-images/vm-run --kernel $(KVER_NEW) --timeout $(VM_TIMEOUT) --out $(RESULTS)/vm-$(KVER_NEW) -- \
 	  selftests/run-in-vm.sh $(RESULTS)/vm-$(KVER_NEW) \
 	  $(KMOD_NEW)/kmod/dlmem.ko; \
 	scripts/vm-verdict $$? $(RESULTS) vm-$(KVER_NEW)
