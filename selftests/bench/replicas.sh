@@ -102,23 +102,24 @@ for r in 1 2; do
 	until [[ $(cat /sys/class/misc/dlm/daemon) == 0 ]]; do sleep 0.1; done
 done
 
-{
-	echo "Triad through /dev/dlm, ${mb} MB arrays, 1 MB DLM pages, two dlm-memservers over TCP on 127.0.0.1"
-	printf '%-8s %14s %14s %10s\n' "local %" "1 copy MB/s" "2 copies MB/s" "2 / 1"
+# table ONE TWO FIELD UNIT: per ratio, CSV column FIELD of the rows labelled
+# ONE and TWO side by side, and their ratio TWO / ONE.
+table() {
+	local pct a b
+	printf '%-8s %14s %14s %10s\n' "local %" "1 copy $4" "2 copies $4" "2 / 1"
 	for pct in "${pcts[@]}"; do
-		a=$(awk -F, -v p="$pct" '$1 == 1 && $2 == p && $5 == "ok" { print $3 }' "$csv")
-		b=$(awk -F, -v p="$pct" '$1 == 2 && $2 == p && $5 == "ok" { print $3 }' "$csv")
+		a=$(awk -F, -v l="$1" -v p="$pct" -v f="$3" '$1 == l && $2 == p && $5 == "ok" { print $f }' "$csv")
+		b=$(awk -F, -v l="$2" -v p="$pct" -v f="$3" '$1 == l && $2 == p && $5 == "ok" { print $f }' "$csv")
 		printf '%-8s %14s %14s %10s\n' "$pct" "${a:--}" "${b:--}" \
 			"$(awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", b / a; else print "-" }')"
 	done
+}
+
+{
+	echo "Triad through /dev/dlm, ${mb} MB arrays, 1 MB DLM pages, two dlm-memservers over TCP on 127.0.0.1"
+	table 1 2 3 MB/s
 	awk -F, '$1 == "local" && $5 == "ok" { printf "all-local triad: %s MB/s\n", $3 }' "$csv"
 	echo
 	echo "Write-heavy: dlm_rw writes and checks $((3 * mb)) MB twice (every eviction a store)"
-	printf '%-8s %14s %14s %10s\n' "local %" "1 copy s" "2 copies s" "2 / 1"
-	for pct in "${pcts[@]}"; do
-		a=$(awk -F, -v p="$pct" '$1 == "rw-1" && $2 == p && $5 == "ok" { print $4 }' "$csv")
-		b=$(awk -F, -v p="$pct" '$1 == "rw-2" && $2 == p && $5 == "ok" { print $4 }' "$csv")
-		printf '%-8s %14s %14s %10s\n' "$pct" "${a:--}" "${b:--}" \
-			"$(awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", b / a; else print "-" }')"
-	done
+	table rw-1 rw-2 4 s
 } | tee "$out/replicas.txt"
