@@ -29,6 +29,7 @@ endif
 CONFIG_DLMEM		?= m
 CONFIG_DLMEM_BLK	?= y
 CONFIG_DLMEM_FMPL	?= y
+CONFIG_DLMEM_AWGSTAR	?= y
 KCONFIG_ARGS	:= CONFIG_DLMEM=$(CONFIG_DLMEM) \
 		   CONFIG_DLMEM_BLK=$(CONFIG_DLMEM_BLK) \
 		   CONFIG_DLMEM_FMPL=$(CONFIG_DLMEM_FMPL) \
@@ -43,7 +44,7 @@ KSFT_INC	:= $(O)/kselftest
 .PHONY: all modules user help deps check check-native check-vm check-vm-new check-debug lint \
 	sparse checkpatch dkms-test intree-test demo bench bench-mpi bench-verbs bench-fmpl \
 	bench-replicas soak \
-	bench-umode \
+	bench-umode bench-awgstar \
 	install install-udev clean
 
 all: modules user
@@ -73,6 +74,8 @@ help:
 	@echo '                  FMPL (/dev/fmpl) vs Open MPI vs MPICH, in a VM (BENCH_FMPL_ARGS)'
 	@echo 'make bench-umode  libdlm kernel (/dev/dlm) vs sigsegv vs uffd paging: fault cost and'
 	@echo '                  triad per local ratio, in a VM (BENCH_UMODE_ARGS="MB ITERS PCT...")'
+	@echo 'make bench-awgstar SPLASH-2-style RADIX, LU, FFT on /dev/awgstar (1-3 boards, one'
+	@echo '                  ring) vs Open MPI, untuned and tuned, in a VM (BENCH_AWGSTAR_ARGS)'
 	@echo 'make bench-replicas  triad with every page on one vs two memory servers'
 	@echo '                  (dlmd --replicas 2), in a VM (BENCH_REPLICAS_ARGS)'
 	@echo 'make soak         SOAK_MINUTES (30) of mixed DLM work with data checks, memory'
@@ -93,7 +96,7 @@ modules:
 # ---- user space -----------------------------------------------------------
 
 SELFTESTS	:= $(addprefix $(O)/selftests/dlm/,dlm_api_test dlm_map_test dlm_limits_test dlm_hold) \
-		   $(O)/selftests/remote/dlm_rw
+		   $(O)/selftests/remote/dlm_rw $(O)/selftests/awgstar/awg_ring_prog
 # Other selftest directories: selftests/NAME/*_test.c built the same way.
 SELFTESTS	+= $(patsubst selftests/%.c,$(O)/selftests/%,\
 		     $(filter-out selftests/dlm/%,$(wildcard selftests/*/*_test.c)))
@@ -264,6 +267,16 @@ bench-umode: deps
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 3600 --out $(RESULTS)/vm-bench-umode -- \
 		env RUN_TIMEOUT=300 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/umode.sh $(BENCH_UMODE_ARGS)
+
+# The seed report's section 4 (issue 7): SPLASH-2-style kernels on the
+# AWG-STAR emulation against Open MPI; the script loads dlmem.ko with
+# AWG_BOARDS boards.  BENCH_AWGSTAR_ARGS: the numbers of nodes.
+BENCH_AWGSTAR_ARGS ?= 1 2 3
+bench-awgstar: deps
+	@$(MAKE) --no-print-directory all
+	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 7200 --out $(RESULTS)/vm-bench-awgstar -- \
+		env RUN_TIMEOUT=600 AWG_BOARDS=3 DLM_BENCH_OUT=$(RESULTS)/bench \
+		selftests/bench/awgstar.sh $(BENCH_AWGSTAR_ARGS)
 
 bench-replicas: deps
 	@$(MAKE) --no-print-directory all

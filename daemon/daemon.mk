@@ -107,3 +107,12 @@ endef
 $(foreach m,$(DLMD_MPIS),$(eval $(call dlmd_mpi_rules,$(m))))
 
 -include $(wildcard $(DAEMON_O)/*.d $(DAEMON_TO)/*.d $(DAEMON_O)/*/*.d)
+
+# awgstard: the AWG-STAR ring between boards (/dev/awgstar).
+AWGSTARD_OBJS	:= $(call daemon_objs,awgstard awg_link awg_link_tcp log netaddr \
+		     $(if $(DAEMON_VERBS),awg_link_verbs $(DAEMON_VERBS)))
+USER_TARGETS	+= $(O)/bin/awgstard
+
+$(O)/bin/awgstard: $(AWGSTARD_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(DAEMON_CFLAGS) -o $@ $^ $(DAEMON_VERBS_LIBS)

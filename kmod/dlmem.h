@@ -312,6 +312,15 @@ static inline int fmpl_dev_init(void) { return 0; }
 static inline void fmpl_dev_exit(void) { }
 #endif
 
+/* awg_dev.c: /dev/awgstar (AWG-STAR board emulation, its own awg_*.c) */
+#if IS_ENABLED(CONFIG_DLMEM_AWGSTAR)
+int awg_dev_init(void);
+void awg_dev_exit(void);
+#else
+static inline int awg_dev_init(void) { return 0; }
+static inline void awg_dev_exit(void) { }
+#endif
+
 /* blk.c: /dev/dlmbN */
 #if IS_ENABLED(CONFIG_DLMEM_BLK)
 int dlm_blk_init(void);

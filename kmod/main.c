@@ -92,16 +92,23 @@ static int __init dlm_init(void)
 		pr_err("cannot register /dev/fmpl: %d\n", ret);
 		goto exit_blk;
 	}
+	ret = awg_dev_init();
+	if (ret) {
+		pr_err("cannot create the AWG-STAR boards: %d\n", ret);
+		goto exit_fmpl;
+	}
 	ret = dlm_dev_init();
 	if (ret) {
 		pr_err("cannot register /dev/dlm: %d\n", ret);
-		goto exit_fmpl;
+		goto exit_awg;
 	}
 	pr_info("/dev/dlm ready, API %u, default page %llu KiB, local budget limit %llu MiB\n",
 		DLM_API_VERSION, dlm_limits.page_size_default >> 10,
 		dlm_limits.local_budget_max >> 20);
 	return 0;
 
+exit_awg:
+	awg_dev_exit();
 exit_fmpl:
 	fmpl_dev_exit();
 exit_blk:
@@ -116,6 +123,7 @@ unregister_genl:
 static void __exit dlm_exit(void)
 {
 	dlm_dev_exit();
+	awg_dev_exit();
 	fmpl_dev_exit();
 	dlm_blk_exit();
 	dlm_remote_exit();

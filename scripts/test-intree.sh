@@ -52,14 +52,14 @@ grep -q 'dlmem/' drivers/Makefile ||
 	echo 'obj-$(CONFIG_DLMEM)		+= dlmem/' >>drivers/Makefile
 
 # configure enable|disable: Debian's config with CONFIG_DLMEM=m and the
-# DLMEM_BLK and DLMEM_FMPL subsystems both set or both unset.
+# DLMEM_BLK, DLMEM_FMPL and DLMEM_AWGSTAR subsystems all set or all unset.
 configure() {
 	cp "$HDRS/.config" .config &&
 		scripts/config --disable MODULE_SIG --disable DEBUG_INFO_BTF \
 			--set-str SYSTEM_TRUSTED_KEYS "" \
 			--set-str SYSTEM_REVOCATION_KEYS "" \
 			--module DLMEM "--$1" DLMEM_BLK "--$1" DLMEM_FMPL \
-			--enable DLMEM_AWGSTAR &&
+			"--$1" DLMEM_AWGSTAR &&
 		make -s olddefconfig >"$log/config" 2>&1
 }
 
@@ -73,10 +73,10 @@ else
 	diag "$log/config"
 fi
 if ((configured)) && grep -q '^CONFIG_DLMEM_FMPL=y' .config &&
-   ! grep -q '^CONFIG_DLMEM_AWGSTAR=y' .config; then
-	ok "Kconfig: CONFIG_DLMEM_FMPL=y can be chosen, the unwritten AWG-STAR cannot"
+   grep -q '^CONFIG_DLMEM_AWGSTAR=y' .config; then
+	ok "Kconfig: CONFIG_DLMEM_FMPL=y and CONFIG_DLMEM_AWGSTAR=y can be chosen"
 else
-	notok "Kconfig: CONFIG_DLMEM_FMPL not set, or CONFIG_DLMEM_AWGSTAR got set"
+	notok "Kconfig: CONFIG_DLMEM_FMPL or CONFIG_DLMEM_AWGSTAR not set"
 fi
 
 # build NAME: modules_prepare once, then drivers/dlmem/dlmem.ko with -Werror

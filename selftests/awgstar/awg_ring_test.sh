@@ -1,0 +1,228 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# awg_ring_test.sh - AWG-STAR rings of 2 and 3 boards in one VM (dlmem.ko
+# reloaded with awg_boards=3), one awgstard per board, over TCP and over
+# RDMA (soft-RoCE): replicas identical on every node after random
+# concurrent overlapping writes (DMA pokes, pointer stores, DMA blocks) and
+# every node's own data where it wrote it; one node's writes seen in order
+# by another; events to one node and barriers through events; CRC errors
+# (injected) retried without harm; the timing model's rotation within 10%
+# of 500 N + 5 L (+ line time) for 2 and 3 nodes; a node killed mid-run:
+# the others notice, drop it, and keep identical replicas.  At the end the
+# module is reloaded as run-in-vm.sh left it (one board).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=selftests/awgstar/lib.sh
+source "$here/lib.sh"
+PROG=${DLM_BIN:-$AWG_TOP/build}/selftests/awgstar/awg_ring_prog
+
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
+skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else notok "$what"; fi; }
+
+echo "TAP version 13"
+if [[ $(id -u) != 0 || ! -x $PROG || ! -x $AWG_BIN/awgstard ]]; then
+	echo "1..0 # SKIP needs root (in the VM) and make"
+	exit 0
+fi
+
+restore() {
+	awg_ring_stop
+	[[ $(type -t rxe_teardown) == function ]] && rxe_teardown
+	awg_reload 1 >/dev/null 2>&1
+	rm -rf "$AWG_LOG"
+}
+trap restore EXIT
+
+if ! awg_reload 3; then
+	echo "1..0 # SKIP cannot reload dlmem.ko with awg_boards=3"
+	exit 0
+fi
+
+AREA=$((1 << 20))	# shared, overlapping writes
+ALEN=$((1 << 20))
+PRIV=$((8 << 20))	# node i's own 64 KiB at PRIV + i * 1 MiB
+
+# same_sums NODES...: every listed node has the same hash of the area.
+same_sums() {
+	local i s first=
+	for i in "$@"; do
+		s=$("$PROG" sum "$(awg_dev "$i")" "$AREA" $((PRIV + 4 * 1048576 - AREA)))
+		echo "#   node $i: $s"
+		[[ -z $first ]] && first=$s
+		[[ $s == "$first" ]] || return 1
+	done
+}
+
+# mix_all NODES OPS SEEDBASE: a writer per node at once; each node's pattern checked on every node.
+mix_all() {
+	local nodes=$1 ops=$2 base=$3 i j pids=() rc=0
+	for ((i = 0; i < nodes; i++)); do
+		"$PROG" mix "$(awg_dev "$i")" $((base + i)) "$ops" "$AREA" "$ALEN" \
+			$((PRIV + i * 1048576)) &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || rc=1
+	done
+	((rc == 0)) || { echo "# a writer failed"; return 1; }
+	for ((i = 0; i < nodes; i++)); do
+		for ((j = 0; j < nodes; j++)); do
+			"$PROG" check "$(awg_dev "$i")" $((base + j)) $((PRIV + j * 1048576)) || return 1
+		done
+	done
+	same_sums $(seq 0 $((nodes - 1))) && return 0
+	for ((i = 0; i < nodes; i++)); do
+		echo "#   node $i: $("$AWG_BIN/awgstard" --show --device "$(awg_dev "$i")" | tr '\n' ' ')"
+	done
+	return 1
+}
+
+# Every scenario starts from fresh, identical (zero) replicas: a node that
+# left a ring does not get its replica brought up to date when it rejoins.
+fresh() {
+	awg_reload 3 || { echo "# cannot reload dlmem.ko"; return 1; }
+}
+
+ring_case() {	# ring_case NODES TRANSPORT
+	local nodes=$1 tr=$2 out s i
+	fresh
+	if ! awg_ring_start "$nodes" "$tr"; then
+		notok "ring of $nodes over $tr forms"
+		return
+	fi
+	ok "ring of $nodes over $tr forms (live_mask $(awg_show 0 live_mask))"
+	check "$tr, $nodes nodes: concurrent overlapping writes from every node: every node's data everywhere, replicas identical" \
+		mix_all "$nodes" 1500 $((RANDOM * 10))
+
+	if ((nodes == 3)); then
+		"$PROG" order "$(awg_dev 2)" reader 1500 $((2 << 20)) &
+		local rd=$!
+		"$PROG" order "$(awg_dev 0)" writer 1500 $((2 << 20))
+		check "$tr: node 2 sees node 0's 1500 writes to one word in order, up to the last" wait "$rd"
+
+		out=$("$PROG" event "$(awg_dev 0)" wait 4 0)
+		"$PROG" event "$(awg_dev 1)" send 2 4 77
+		s=$("$PROG" event "$(awg_dev 2)" wait 4 10000)
+		out2=$("$PROG" event "$(awg_dev 0)" wait 4 300)
+		check "$tr: an event from node 1 to node 2 arrives with its data, not at node 0 ($s; node 0: $out2)" \
+			test "$s" == "from 1 data 77" -a "${out2%% *}" == none -a "${out%% *}" == none
+
+		local pids=() rc=0
+		for ((i = 0; i < nodes; i++)); do
+			"$PROG" barrier "$(awg_dev "$i")" 30 &
+			pids+=($!)
+		done
+		for i in "${pids[@]}"; do wait "$i" || rc=1; done
+		check "$tr: 30 barriers through board events: after each, every node's slot shows the round" test $rc = 0
+	fi
+	awg_ring_stop
+}
+
+
+ring_case 2 tcp
+ring_case 3 tcp
+
+# CRC errors: nodes 1 and 2 treat 10% of frames as damaged.
+fresh
+if awg_ring_start 3 tcp; then
+	"$AWG_BIN/awgstard" --set crc_inject=100 --device "$(awg_dev 1)"
+	"$AWG_BIN/awgstard" --set crc_inject=100 --device "$(awg_dev 2)"
+	r0=$(awg_show 0 retries); r1=$(awg_show 1 retries)
+	check "CRC errors injected at nodes 1 and 2 (10%): every node's data everywhere, replicas identical" \
+		mix_all 3 800 777
+	e=$(($(awg_show 1 crc_errors) + $(awg_show 2 crc_errors)))
+	r=$(($(awg_show 0 retries) + $(awg_show 1 retries) - r0 - r1))
+	check "... $e CRC errors seen, $r frames sent again" test "$e" -gt 0 -a "$r" -gt 0
+	"$AWG_BIN/awgstard" --set crc_inject=0 --device "$(awg_dev 1)"
+	"$AWG_BIN/awgstard" --set crc_inject=0 --device "$(awg_dev 2)"
+	awg_ring_stop
+else
+	notok "ring of 3 for the CRC test"
+	skip "no ring"
+fi
+
+# The timing model over the ring, 2 and 3 nodes: fiber long enough that
+# the emulated transport (several TCP hops under TCG) fits in a rotation.
+for nodes in 2 3; do
+	fiber=1000000
+	if ! awg_ring_start "$nodes" tcp; then
+		notok "ring of $nodes for the timing model"
+		continue
+	fi
+	for ((i = 0; i < nodes; i++)); do
+		"$AWG_BIN/awgstard" --set "mode=model,fiber=$fiber" --device "$(awg_dev "$i")"
+	done
+	b0=$("$PROG" stats "$(awg_dev 0)")
+	"$PROG" order "$(awg_dev $((nodes - 1)))" writer 300 $((3 << 20))
+	b1=$("$PROG" stats "$(awg_dev 0)")
+	read -r _ c0 _ m0 _ mod0 _ _ <<<"$b0"
+	read -r _ c1 _ m1 _ mod1 _ _ <<<"$b1"
+	cnt=$((c1 - c0))
+	meas=$(awk -v a="$m0" -v b="$m1" -v c0="$c0" -v c1="$c1" 'BEGIN { printf "%.0f", (b * c1 - a * c0) / (c1 - c0) }')
+	model=$(awk -v a="$mod0" -v b="$mod1" -v c0="$c0" -v c1="$c1" 'BEGIN { printf "%.0f", (b * c1 - a * c0) / (c1 - c0) }')
+	echo "# $nodes nodes, L = $fiber m: $cnt busy rotations, measured $meas ns, model $model ns (500*$nodes + 5*$fiber = $((500 * nodes + 5 * fiber)) + line)"
+	check "timing model, $nodes nodes: rotation within 10% of 500 N + 5 L + line time ($meas vs $model ns)" \
+		awk -v m="$meas" -v e="$model" -v b=$((500 * nodes + 5 * fiber)) -v c="$cnt" \
+		'BEGIN { exit !(c >= 100 && m >= 0.999 * e && m <= 1.10 * e && e >= b && e <= b + 300000) }'
+	for ((i = 0; i < nodes; i++)); do
+		"$AWG_BIN/awgstard" --set "mode=fast,fiber=10" --device "$(awg_dev "$i")"
+	done
+	awg_ring_stop
+done
+
+# A node dies mid-run: its daemon is killed while every node writes.
+fresh
+if awg_ring_start 3 tcp --token-timeout-ms 1000; then
+	gen0=$(awg_show 1 regenerations)
+	pids=()
+	for i in 0 1; do
+		"$PROG" mix "$(awg_dev "$i")" $((900 + i)) 3000 "$AREA" "$ALEN" $((PRIV + i * 1048576)) &
+		pids+=($!)
+	done
+	"$PROG" mix "$(awg_dev 2)" 902 3000 "$AREA" "$ALEN" $((PRIV + 2 * 1048576)) &
+	p2=$!
+	sleep 2
+	kill -KILL "${AWG_PIDS[2]}"
+	rc=0
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	wait "$p2"
+	check "node 2's daemon killed mid-run: the writers of nodes 0 and 1 finish" test $rc = 0
+	check "... node 0 dropped node 2 (live_mask $(awg_show 0 live_mask), node_changes $(awg_show 0 node_changes))" \
+		test "$(awg_show 0 live_mask)" == 0x3 -a "$(awg_show 0 node_changes)" -ge 1
+	check "... node 2 is alone again (ring $(awg_show 2 ring))" test "$(awg_show 2 ring)" == loopback
+	check "... nodes 0 and 1: each other's data, identical replicas" \
+		eval '"$PROG" check "$(awg_dev 0)" 901 $((PRIV + 1048576)) && "$PROG" check "$(awg_dev 1)" 900 $PRIV && same_sums 0 1'
+	echo "# node 1 saw $(($(awg_show 1 regenerations) - gen0)) new token(s)"
+	awg_ring_stop
+else
+	notok "ring of 3 for the node-death test"
+	skip "no ring"
+	skip "no ring"
+	skip "no ring"
+fi
+
+# RDMA verbs between the boards (soft-RoCE).
+if ! modprobe rdma_rxe 2>/dev/null; then
+	skip "rdma_rxe not available"
+	skip "rdma_rxe not available"
+elif fresh && awg_ring_start 3 verbs; then
+	ok "ring of 3 over RDMA verbs (soft-RoCE) forms"
+	check "verbs, 3 nodes: concurrent overlapping writes: every node's data everywhere, replicas identical" \
+		mix_all 3 800 $((RANDOM * 10 + 5))
+	awg_ring_stop
+else
+	notok "ring of 3 over RDMA verbs forms"
+	skip "no ring"
+fi
+
+echo "1..$n"
+if ((fails)); then
+	echo "# logs:"
+	sed 's/^/#   /' "$AWG_LOG"/node*.log 2>/dev/null | tail -40
+fi
+exit 0
