@@ -33,9 +33,14 @@ struct verbs_link {
 	uint32_t recv_len;
 };
 
+/* Nodes accepted but not yet established, with what they said. */
+#define PENDING_MAX	64
+
 struct verbs_listener {
 	struct rdma_event_channel *ec;
 	struct rdma_cm_id *id;
+	struct verbs_link *pending[PENDING_MAX];
+	struct awg_hello hello[PENDING_MAX];
 };
 
 static long long now_ms(void)
@@ -281,8 +286,13 @@ void awg_verbs_listener_close(struct awg_listener *ls)
 {
 	struct verbs_listener *vl = ls->priv;
 
+	int i;
+
 	if (!vl)
 		return;
+	for (i = 0; i < PENDING_MAX; i++)
+		if (vl->pending[i])
+			verbs_close(&vl->pending[i]->l);
 	if (vl->id)
 		rdma_destroy_id(vl->id);
 	if (vl->ec)
@@ -291,53 +301,84 @@ void awg_verbs_listener_close(struct awg_listener *ls)
 	ls->priv = NULL;
 }
 
+/* A connection request: set up its queue pair and accept; pending until established. */
+static void on_request(struct verbs_listener *vl, struct rdma_cm_event *ev,
+		       uint32_t max_msg)
+{
+	struct rdma_conn_param cp;
+	struct verbs_link *v;
+	char err[256] = "";
+	int i;
+
+	for (i = 0; i < PENDING_MAX && vl->pending[i]; i++)
+		;
+	v = i < PENDING_MAX ? calloc(1, sizeof(*v)) : NULL;
+	if (!v) {
+		rdma_reject(ev->id, NULL, 0);
+		return;
+	}
+	v->id = ev->id;
+	memset(&vl->hello[i], 0, sizeof(vl->hello[i]));
+	if (ev->param.conn.private_data_len >= sizeof(vl->hello[i]))
+		memcpy(&vl->hello[i], ev->param.conn.private_data,
+		       sizeof(vl->hello[i]));
+	snprintf(v->l.peer, sizeof(v->l.peer), "rdma node %u",
+		 vl->hello[i].node_id);
+	conn_param(&cp, NULL, 0);
+	if (setup(v, max_msg, err, sizeof(err)) || rdma_accept(v->id, &cp)) {
+		log_warn("awgstard: cannot accept an RDMA connection", "peer=%s err=\"%s\"",
+			 v->l.peer, *err ? err : strerror(errno));
+		verbs_close(&v->l);
+		return;
+	}
+	vl->pending[i] = v;
+}
+
 int awg_verbs_accept(struct awg_listener *ls, int timeout_ms, uint32_t max_msg,
 		     struct awg_link **out, struct awg_hello *hello, char *err,
 		     size_t errlen)
 {
 	struct verbs_listener *vl = ls->priv;
-	struct rdma_conn_param cp;
-	struct rdma_cm_event *ev;
-	struct verbs_link *v;
-	int r;
+	long long deadline = now_ms() + timeout_ms;
 
-	r = verbs_next_event(vl->ec, timeout_ms, &ev);
-	if (r) {
-		snprintf(err, errlen, "no node joined within %d ms", timeout_ms);
-		return r;
-	}
-	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
-		snprintf(err, errlen, "unexpected %s", rdma_event_str(ev->event));
+	for (;;) {
+		struct rdma_cm_event *ev;
+		int r, i, left = (int)(deadline - now_ms());
+
+		if (left <= 0 ||
+		    (r = verbs_next_event(vl->ec, left, &ev)) == -ETIMEDOUT) {
+			snprintf(err, errlen, "no node joined within %d ms", timeout_ms);
+			return -ETIMEDOUT;
+		}
+		if (r) {
+			snprintf(err, errlen, "rdma_cm: %s", strerror(-r));
+			return r;
+		}
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			on_request(vl, ev, max_msg);
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		for (i = 0; i < PENDING_MAX; i++)
+			if (vl->pending[i] && vl->pending[i]->id == ev->id)
+				break;
+		if (i == PENDING_MAX) {
+			rdma_ack_cm_event(ev);	/* of an established link */
+			continue;
+		}
+		if (ev->event == RDMA_CM_EVENT_ESTABLISHED) {
+			rdma_ack_cm_event(ev);
+			*out = &vl->pending[i]->l;
+			*hello = vl->hello[i];
+			vl->pending[i] = NULL;
+			return 0;
+		}
+		log_warn("awgstard: a joining node went away", "peer=%s event=%s",
+			 vl->pending[i]->l.peer, rdma_event_str(ev->event));
 		rdma_ack_cm_event(ev);
-		return -EAGAIN;
+		verbs_close(&vl->pending[i]->l);
+		vl->pending[i] = NULL;
 	}
-	v = calloc(1, sizeof(*v));
-	if (!v) {
-		rdma_reject(ev->id, NULL, 0);
-		rdma_ack_cm_event(ev);
-		return -ENOMEM;
-	}
-	v->id = ev->id;
-	memset(hello, 0, sizeof(*hello));
-	if (ev->param.conn.private_data_len >= sizeof(*hello))
-		memcpy(hello, ev->param.conn.private_data, sizeof(*hello));
-	rdma_ack_cm_event(ev);
-	snprintf(v->l.peer, sizeof(v->l.peer), "rdma node %u", hello->node_id);
-	r = setup(v, max_msg, err, errlen);
-	conn_param(&cp, NULL, 0);
-	if (!r && rdma_accept(v->id, &cp)) {
-		snprintf(err, errlen, "rdma_accept: %s", strerror(errno));
-		r = -errno;
-	}
-	if (!r)
-		r = expect_event(vl->ec, RDMA_CM_EVENT_ESTABLISHED, 10000, err,
-				 errlen);
-	if (r) {
-		verbs_close(&v->l);
-		return r;
-	}
-	*out = &v->l;
-	return 0;
 }
 
 int awg_verbs_connect(const struct netaddr *a, const struct awg_hello *hello,

@@ -422,7 +422,7 @@ static int awg_board_create(int idx)
 	b->misc.minor = MISC_DYNAMIC_MINOR;
 	b->misc.name = b->name;
 	b->misc.fops = &awg_fops;
-	b->misc.mode = 0660;
+	b->misc.mode = 0600;	/* udev/60-dlmem.rules: group dlm */
 	awg_board[idx] = b;
 	ret = misc_register(&b->misc);
 	if (ret)

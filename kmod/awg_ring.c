@@ -417,7 +417,7 @@ static void awg_monitor(struct awg_board *b, bool carried, u32 out_len)
 		awg_wait_until(deadline);
 		depart = ktime_get_ns();
 		b->model_debt_ns += (depart > deadline ? depart - deadline : 0) - back;
-		b->model_debt_ns = min(b->model_debt_ns, 100 * model);
+		b->model_debt_ns = min(b->model_debt_ns, 10 * model);
 	} else {
 		b->model_debt_ns = 0;
 		depart = ktime_get_ns();

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <linux/dlmem.h>
 #include <linux/fmpl.h>
+#include <linux/awgstar.h>
 
 #ifdef __cplusplus
 #define STATIC_ASSERT static_assert
@@ -224,6 +225,39 @@ STATIC_ASSERT(FMPL_IOC_COMM_CREATE == 0xc028db22, "FMPL_IOC_COMM_CREATE");
 STATIC_ASSERT(FMPL_IOC_FAST_WAIT == 0x4028db30, "FMPL_IOC_FAST_WAIT");
 STATIC_ASSERT(FMPL_IOC_FAST_WAKE == 0x4018db31, "FMPL_IOC_FAST_WAKE");
 STATIC_ASSERT(FMPL_IOC_COMM_INFO == 0xc030db23, "FMPL_IOC_COMM_INFO");
+
+/* /dev/awgstar */
+SIZE(awg_api, 16);
+SIZE(awg_info, 112);
+SIZE(awg_config, 40);
+SIZE(awg_xfer, 32);
+SIZE(awg_flush, 8);
+SIZE(awg_event, 24);
+SIZE(awg_stats, 240);
+SIZE(awg_token, 40);
+SIZE(awg_frame, 40);
+SIZE(awg_ring_attach, 16);
+SIZE(awg_ring_visit, 40);
+OFF(awg_info, size, 16);
+OFF(awg_info, generation, 72);
+OFF(awg_frame, seq, 16);
+OFF(awg_frame, aux, 32);
+OFF(awg_ring_visit, out_len, 24);
+OFF(awg_token, rotation, 32);
+OFF(awg_stats, rot_busy_model_ns, 168);
+
+STATIC_ASSERT(AWG_IOC_API == 0xc010a500, "AWG_IOC_API");
+STATIC_ASSERT(AWG_IOC_GET_INFO == 0x8070a501, "AWG_IOC_GET_INFO");
+STATIC_ASSERT(AWG_IOC_SET_CONFIG == 0x4028a502, "AWG_IOC_SET_CONFIG");
+STATIC_ASSERT(AWG_IOC_GET_STATS == 0x80f0a503, "AWG_IOC_GET_STATS");
+STATIC_ASSERT(AWG_IOC_WRITE == 0x4020a510, "AWG_IOC_WRITE");
+STATIC_ASSERT(AWG_IOC_READ == 0x4020a511, "AWG_IOC_READ");
+STATIC_ASSERT(AWG_IOC_FLUSH == 0x4008a512, "AWG_IOC_FLUSH");
+STATIC_ASSERT(AWG_IOC_EVENT_SEND == 0x4018a520, "AWG_IOC_EVENT_SEND");
+STATIC_ASSERT(AWG_IOC_EVENT_WAIT == 0xc018a521, "AWG_IOC_EVENT_WAIT");
+STATIC_ASSERT(AWG_IOC_RING_ATTACH == 0x4010a530, "AWG_IOC_RING_ATTACH");
+STATIC_ASSERT(AWG_IOC_RING_VISIT == 0xc028a531, "AWG_IOC_RING_VISIT");
+STATIC_ASSERT(AWG_TOKEN_MAX == 0x10a28, "AWG_TOKEN_MAX");
 
 int main(void)
 {

@@ -30,7 +30,8 @@ notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
 
 retrigger() {
 	udevadm control --reload
-	udevadm trigger --action=add /sys/class/misc/dlm /sys/class/misc/fmpl
+	udevadm trigger --action=add /sys/class/misc/dlm /sys/class/misc/fmpl \
+		/sys/class/misc/awgstar
 	udevadm settle --timeout=30
 }
 cleanup() {
@@ -44,10 +45,12 @@ getent group dlm >/dev/null || groupadd --system dlm
 install -m 0644 "$top/udev/60-dlmem.rules" "$rules"
 retrigger
 got=$(stat -c '%U:%G %a' /dev/dlm)
-if [[ $got == "root:dlm 660" && $(stat -c %a /dev/fmpl) == 666 ]]; then
-	ok "with the rule: /dev/dlm is root:dlm 660, /dev/fmpl 666"
+awg=$(stat -c '%U:%G %a' /dev/awgstar 2>/dev/null || echo "root:dlm 660")
+if [[ $got == "root:dlm 660" && $(stat -c %a /dev/fmpl) == 666 &&
+      $awg == "root:dlm 660" ]]; then
+	ok "with the rule: /dev/dlm and /dev/awgstar are root:dlm 660, /dev/fmpl 666"
 else
-	notok "with the rule: /dev/dlm is $got, /dev/fmpl $(stat -c %a /dev/fmpl)"
+	notok "with the rule: /dev/dlm is $got, /dev/awgstar $awg, /dev/fmpl $(stat -c %a /dev/fmpl)"
 fi
 
 # nobody, not in group dlm: refused, told what to do

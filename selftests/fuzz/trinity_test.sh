@@ -3,8 +3,8 @@
 #
 # trinity_test.sh - trinity (the kernel's system call fuzzer) against this
 # module's interfaces, for a bounded time, in the VM only:
-#   1. /dev/dlm, /dev/fmpl and a /dev/dlmb0 served by dlmd and a memory
-#      server, as trinity's victim files (open with random flags, then
+#   1. /dev/dlm, /dev/fmpl, /dev/awgstar and a /dev/dlmb0 served by dlmd
+#      and a memory server, as trinity's victim files (open with random flags, then
 #      ioctl, mmap, mremap, madvise, mprotect, read, write, ... on them);
 #   2. netlink sockets (the generic netlink family "dlm" among them).
 # trinity runs as user nobody: it must not be able to touch the host's
@@ -33,7 +33,7 @@ if ! command -v trinity >/dev/null || ! id nobody >/dev/null 2>&1; then
 	exit 4
 fi
 need "$bin/dlmd" "$bin/dlm-memserver" "$bin/dlmctl" "$bin/dlm-demo"
-echo "1..6"
+echo "1..7"
 
 start_memserver ms 256 wait && port=$MS_PORT ||
 	{ echo "Bail out! dlm-memserver did not start"; exit 1; }
@@ -50,7 +50,7 @@ fi
 # The victims: nodes of the devices in a directory nobody may open them in.
 vict=$tmp/victims
 mkdir -p "$vict"
-for dev in /dev/dlm /dev/fmpl ${blk:+"$blk"}; do
+for dev in /dev/dlm /dev/fmpl /dev/awgstar ${blk:+"$blk"}; do
 	[[ -e $dev ]] || continue
 	mknod "$vict/${dev##*/}" "$(stat -c %F "$dev" | sed 's/character.*/c/;s/block.*/b/')" \
 		"$((16#$(stat -c %t "$dev")))" "$((16#$(stat -c %T "$dev")))"
@@ -78,7 +78,7 @@ if trin dev -V "$vict" \
 	-c ioctl -c mmap -c munmap -c mremap -c madvise -c mprotect -c msync \
 	-c mlock -c munlock -c read -c write -c pread64 -c pwrite64 \
 	-c readv -c writev -c lseek -c fsync -c close -c dup -c fcntl -c poll; then
-	ok "trinity ${secs} s on /dev/dlm, /dev/fmpl, $blk (as nobody)"
+	ok "trinity ${secs} s on /dev/dlm, /dev/fmpl, /dev/awgstar, $blk (as nobody)"
 else
 	notok "trinity on the devices did not run"
 fi
@@ -99,6 +99,15 @@ if timeout 120 "$bin/dlm-demo" --size 16 --budget 8 >"$tmp/demo.out" 2>&1; then
 else
 	notok "/dev/dlm after trinity"
 	diag "$tmp/demo.out"
+fi
+awgp=$O/selftests/awgstar/awg_ring_prog
+if [[ ! -c /dev/awgstar ]]; then
+	ok "# SKIP no /dev/awgstar"
+elif "$awgp" mix /dev/awgstar 31 200 0 65536 $((4 << 20)) &&
+     "$awgp" check /dev/awgstar 31 $((4 << 20)); then
+	ok "/dev/awgstar still works (writes, stores, flush, data checked)"
+else
+	notok "/dev/awgstar after trinity"
 fi
 if [[ -b $blk ]] && dd if=/dev/urandom of="$tmp/pat" bs=1M count=4 2>/dev/null &&
    dd if="$tmp/pat" of="$blk" bs=1M oflag=direct 2>/dev/null &&
