@@ -206,7 +206,7 @@ static int awg_ioc_config(struct awg_board *b, void __user *uarg)
 	if ((c.set & ~AWG_CFG_ALL) || c.reserved[0] || c.reserved[1])
 		return -EINVAL;
 	if (((c.set & AWG_CFG_MODE) && c.mode > AWG_MODE_MODEL) ||
-	    ((c.set & AWG_CFG_FIBER) && c.fiber_m > 1000000) ||
+	    ((c.set & AWG_CFG_FIBER) && c.fiber_m > 10000000) ||
 	    ((c.set & AWG_CFG_IDLE) && (!c.idle_us || c.idle_us > 1000000)) ||
 	    ((c.set & AWG_CFG_CRC_INJECT) && c.crc_inject_permille > 500) ||
 	    ((c.set & AWG_CFG_NODE_DELAY) && c.node_delay_ns > 1000000))

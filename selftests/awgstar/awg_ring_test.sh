@@ -146,10 +146,11 @@ else
 	skip "no ring"
 fi
 
-# The timing model over the ring, 2 and 3 nodes: fiber long enough that
-# the emulated transport (several TCP hops under TCG) fits in a rotation.
+# The timing model over the ring, 2 and 3 nodes: 4000 km of fiber (20 ms a
+# rotation), long enough that the emulated transport (several TCP hops
+# under TCG, on a host that may be busy) fits in a rotation.
 for nodes in 2 3; do
-	fiber=1000000
+	fiber=4000000
 	if ! awg_ring_start "$nodes" tcp; then
 		notok "ring of $nodes for the timing model"
 		continue
@@ -158,7 +159,7 @@ for nodes in 2 3; do
 		"$AWG_BIN/awgstard" --set "mode=model,fiber=$fiber" --device "$(awg_dev "$i")"
 	done
 	b0=$("$PROG" stats "$(awg_dev 0)")
-	"$PROG" order "$(awg_dev $((nodes - 1)))" writer 300 $((3 << 20))
+	"$PROG" order "$(awg_dev $((nodes - 1)))" writer 100 $((3 << 20))
 	b1=$("$PROG" stats "$(awg_dev 0)")
 	read -r _ c0 _ m0 _ mod0 _ _ <<<"$b0"
 	read -r _ c1 _ m1 _ mod1 _ _ <<<"$b1"
@@ -168,7 +169,7 @@ for nodes in 2 3; do
 	echo "# $nodes nodes, L = $fiber m: $cnt busy rotations, measured $meas ns, model $model ns (500*$nodes + 5*$fiber = $((500 * nodes + 5 * fiber)) + line)"
 	check "timing model, $nodes nodes: rotation within 10% of 500 N + 5 L + line time ($meas vs $model ns)" \
 		awk -v m="$meas" -v e="$model" -v b=$((500 * nodes + 5 * fiber)) -v c="$cnt" \
-		'BEGIN { exit !(c >= 100 && m >= 0.90 * e && m <= 1.10 * e && e >= b && e <= b + 300000) }'
+		'BEGIN { exit !(c >= 75 && m >= 0.90 * e && m <= 1.10 * e && e >= b && e <= b + 300000) }'
 	for ((i = 0; i < nodes; i++)); do
 		"$AWG_BIN/awgstard" --set "mode=fast,fiber=10" --device "$(awg_dev "$i")"
 	done

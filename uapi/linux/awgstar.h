@@ -135,7 +135,7 @@ struct awg_info {
  * struct awg_config - AWG_IOC_SET_CONFIG argument (CAP_SYS_ADMIN).
  * @set: AWG_CFG_* bits: the fields to change; the others are ignored.
  * @mode: AWG_MODE_FAST or AWG_MODE_MODEL.
- * @fiber_m: optical ring length in metres, at most 1000000.
+ * @fiber_m: optical ring length in metres, at most 10000000.
  * @idle_us: 1 .. 1000000.
  * @crc_inject_permille: frames this node receives that it treats as
  *	damaged (a CRC error), per mille, 0 .. 500 (fault injection).
