@@ -248,11 +248,14 @@ unsigned int awg_publish(struct awg_board *b, u8 **pos, u8 *end,
 }
 
 /*
- * A frame of another node.  Bytes this node has stored and not yet
- * published keep their value (its frame will come later on the token, so
- * every node ends with it); the twin takes the frame's bytes either way.
+ * Apply a frame to the replica.  A frame of another node (!own): bytes
+ * this node has stored and not yet published keep their value (its frame
+ * will come later on the token, so every node ends with it); the twin
+ * takes the frame's bytes either way.  A DMA write of this node (own),
+ * applied as its frame goes on the token, overwrites page and twin.
  */
-void awg_apply_remote(struct awg_board *b, u64 addr, const u8 *data, u32 len)
+void awg_apply(struct awg_board *b, u64 addr, const u8 *data, u32 len,
+	       bool own)
 {
 	while (len) {
 		unsigned long idx = addr >> PAGE_SHIFT;
@@ -265,7 +268,7 @@ void awg_apply_remote(struct awg_board *b, u64 addr, const u8 *data, u32 len)
 		lock_page(page);
 		twin = b->ps[idx].twin;
 		va = kmap_local_page(page);
-		if (twin) {
+		if (twin && !own) {
 			for (i = 0; i < n; i++) {
 				if (va[off + i] == twin[off + i])
 					va[off + i] = data[i];
@@ -273,31 +276,9 @@ void awg_apply_remote(struct awg_board *b, u64 addr, const u8 *data, u32 len)
 			}
 		} else {
 			memcpy(va + off, data, n);
+			if (twin)
+				memcpy(twin + off, data, n);
 		}
-		kunmap_local(va);
-		unlock_page(page);
-		addr += n;
-		data += n;
-		len -= n;
-	}
-}
-
-/* A DMA write of this node, applied as its frame goes on the token. */
-void awg_apply_own(struct awg_board *b, u64 addr, const u8 *data, u32 len)
-{
-	while (len) {
-		unsigned long idx = addr >> PAGE_SHIFT;
-		unsigned int off = offset_in_page(addr);
-		unsigned int n = min_t(u64, len, PAGE_SIZE - off);
-		struct page *page = b->pages[idx];
-		u8 *va, *twin;
-
-		lock_page(page);
-		twin = b->ps[idx].twin;
-		va = kmap_local_page(page);
-		memcpy(va + off, data, n);
-		if (twin)
-			memcpy(twin + off, data, n);
 		kunmap_local(va);
 		unlock_page(page);
 		addr += n;

@@ -271,7 +271,7 @@ static bool awg_take(struct awg_board *b, struct awg_frame *f, u32 live,
 	if (f->seq == *expect + 1) {
 		(*expect)++;
 		if (f->type == AWG_FRAME_DATA) {
-			awg_apply_remote(b, f->addr, (u8 *)(f + 1), f->len);
+			awg_apply(b, f->addr, (u8 *)(f + 1), f->len, false);
 			b->stats.frames_recv++;
 			b->stats.bytes_recv += f->len;
 		} else if (f->addr == b->node_id || f->addr == AWG_NODE_ALL) {
@@ -370,7 +370,7 @@ static void awg_append(struct awg_board *b, u8 **pos, u8 *end)
 		if (!it)
 			break;
 		if (it->f.type == AWG_FRAME_DATA) {
-			awg_apply_own(b, it->f.addr, it->data, it->f.len);
+			awg_apply(b, it->f.addr, it->data, it->f.len, true);
 		} else {
 			u32 dest = it->f.addr;
 

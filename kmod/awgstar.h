@@ -149,8 +149,8 @@ void awg_mem_exit(struct awg_board *b);
 int awg_mmap(struct awg_board *b, struct vm_area_struct *vma);
 unsigned int awg_publish(struct awg_board *b, u8 **pos, u8 *end,
 			 unsigned int budget);
-void awg_apply_remote(struct awg_board *b, u64 addr, const u8 *data, u32 len);
-void awg_apply_own(struct awg_board *b, u64 addr, const u8 *data, u32 len);
+void awg_apply(struct awg_board *b, u64 addr, const u8 *data, u32 len,
+	       bool own);
 int awg_read_region(struct awg_board *b, u64 off, void __user *buf, u64 len);
 bool awg_has_dirty(struct awg_board *b);
 
