@@ -93,26 +93,29 @@ build() {
 		[[ -f drivers/dlmem/dlmem.ko ]]
 }
 
-if build blk-y && [[ -f drivers/dlmem/blk.o && -f drivers/dlmem/fmpl_dev.o ]] &&
+if build blk-y && [[ -f drivers/dlmem/blk.o && -f drivers/dlmem/fmpl_dev.o &&
+		     -f drivers/dlmem/awg_dev.o ]] &&
    modinfo drivers/dlmem/dlmem.ko | grep -q '^vermagic: *6\.1\.'; then
-	ok "in-tree build with CONFIG_DLMEM_BLK=y FMPL=y: dlmem.ko with blk.o and fmpl_*.o, no warning"
+	ok "in-tree build with CONFIG_DLMEM_BLK=y FMPL=y AWGSTAR=y: dlmem.ko with blk.o, fmpl_*.o and awg_*.o, no warning"
 else
-	notok "in-tree build with CONFIG_DLMEM_BLK=y FMPL=y"
+	notok "in-tree build with CONFIG_DLMEM_BLK=y FMPL=y AWGSTAR=y"
 	diag "$log/blk-y"
 fi
 if configure disable && grep -q '^# CONFIG_DLMEM_BLK is not set' .config &&
    grep -q '^# CONFIG_DLMEM_FMPL is not set' .config &&
-   build blk-n && [[ ! -f drivers/dlmem/blk.o && ! -f drivers/dlmem/fmpl_dev.o ]]; then
-	ok "in-tree build with CONFIG_DLMEM_BLK=n FMPL=n: dlmem.ko without blk.o and fmpl_*.o, no warning"
+   grep -q '^# CONFIG_DLMEM_AWGSTAR is not set' .config &&
+   build blk-n && [[ ! -f drivers/dlmem/blk.o && ! -f drivers/dlmem/fmpl_dev.o &&
+		     ! -f drivers/dlmem/awg_dev.o ]]; then
+	ok "in-tree build with CONFIG_DLMEM_BLK=n FMPL=n AWGSTAR=n: dlmem.ko without blk.o, fmpl_*.o and awg_*.o, no warning"
 else
-	notok "in-tree build with CONFIG_DLMEM_BLK=n FMPL=n"
+	notok "in-tree build with CONFIG_DLMEM_BLK=n FMPL=n AWGSTAR=n"
 	diag "$log/config"
 	diag "$log/blk-n"
 fi
 if [[ ! -f drivers/dlmem/dlmem.ko ]] ||
-   nm drivers/dlmem/dlmem.ko | grep -q 'dlm_blk_queue_rq\|fmpl_ioctl'; then
-	notok "CONFIG_DLMEM_BLK=n FMPL=n: the module still has blk.c's or fmpl_dev.c's code"
+   nm drivers/dlmem/dlmem.ko | grep -q 'dlm_blk_queue_rq\|fmpl_ioctl\|awg_ioctl'; then
+	notok "CONFIG_DLMEM_BLK=n FMPL=n AWGSTAR=n: the module still has blk.c's, fmpl_dev.c's or awg_dev.c's code"
 else
-	ok "CONFIG_DLMEM_BLK=n FMPL=n: no blk.c (dlm_blk_queue_rq) or fmpl_dev.c (fmpl_ioctl) code in the module"
+	ok "CONFIG_DLMEM_BLK=n FMPL=n AWGSTAR=n: no blk.c (dlm_blk_queue_rq), fmpl_dev.c (fmpl_ioctl) or awg_dev.c (awg_ioctl) code in the module"
 fi
 exit "$fail"
