@@ -8,7 +8,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "TAP version 13"
-echo "1..6"
+echo "1..7"
 n=0 fail=0
 
 try() {	# try DESCRIPTION COMPILER ARGS...
@@ -30,6 +30,9 @@ try "dlmem.h alone, C89 pedantic" \
 try "fmpl.h alone, C89 pedantic" \
 	gcc -std=gnu89 -pedantic -Wall -Werror -fsyntax-only -x c \
 	"$top/uapi/linux/fmpl.h"
+try "awgstar.h alone, C89 pedantic" \
+	gcc -std=gnu89 -pedantic -Wall -Werror -fsyntax-only -x c \
+	"$top/uapi/linux/awgstar.h"
 try "layout, C11, x86-64" gcc -std=c11 -Wall -Werror "$top/uapi/test-layout.c"
 try "layout, C++, x86-64" g++ -std=c++17 -Wall -Werror -x c++ \
 	"$top/uapi/test-layout.c"

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# userlib.mk - libdlm and libfmpl, their tools, examples and tests;
+# userlib.mk - libdlm, libfmpl and libawgstar, their tools, examples and tests;
 # included by the top-level Makefile (which provides O, CC, USER_CFLAGS,
 # KSFT_INC, USER_TARGETS, NATIVE_TESTS).  See userlib/README.md.
 #
@@ -274,4 +274,91 @@ install-libfmpl: $(O)/lib/libfmpl.so.0 $(O)/lib/libfmpl.a $(O)/lib/pkgconfig/fmp
 	install -D -m 0644 $(O)/lib/pkgconfig/fmpl.pc \
 		$(DESTDIR)$(LIBFMPL_PREFIX)/lib/pkgconfig/fmpl.pc
 	install -D -m 0755 $(O)/bin/fmplrun $(DESTDIR)$(LIBFMPL_PREFIX)/bin/fmplrun
+	$(if $(DESTDIR),,-ldconfig)
+
+# ---- libawgstar: the AWG-STAR shared-memory board (/dev/awgstar) ----------
+#
+#   $(O)/lib/libawgstar.so.0  shared library (soname libawgstar.so.0) + .so
+#   $(O)/lib/libawgstar.a     static library, only the public API global
+#   $(O)/lib/pkgconfig/       awgstar.pc (for LIBAWG_PREFIX), awgstar-uninstalled.pc
+#   make install-libawgstar   install under LIBAWG_PREFIX (/usr/local), DESTDIR
+
+LIBAWG_VERSION	:= 0.1.0
+LIBAWG_PREFIX	?= /usr/local
+
+LIBAWG_SRCS	:= $(addprefix userlib/libawgstar/,util.c open.c info.c xfer.c peekpoke.c \
+		     event.c barrier.c)
+LIBAWG_HDRS	:= userlib/include/awgstar.h $(wildcard userlib/libawgstar/*.h) \
+		   uapi/linux/awgstar.h
+LIBAWG_OBJS	:= $(patsubst userlib/libawgstar/%.c,$(O)/userlib/awg-obj/%.o,$(LIBAWG_SRCS))
+LIBAWG_CFLAGS	:= $(USER_CFLAGS) -std=c11 -Wextra $(LIBDLM_INC) -fPIC -fvisibility=hidden
+
+USER_TARGETS	+= $(O)/lib/libawgstar.so.0 $(O)/lib/libawgstar.so $(O)/lib/libawgstar.a \
+		   $(O)/lib/pkgconfig/awgstar.pc $(O)/lib/pkgconfig/awgstar-uninstalled.pc \
+		   $(O)/userlib/tests/awgstar_nodev_test
+
+NATIVE_TESTS	+= libawgstar-nodev=$(O)/userlib/tests/awgstar_nodev_test \
+		   libawgstar-abi=userlib/tests/awgstar_abi_test.sh
+
+$(O)/userlib/awg-obj/%.o: userlib/libawgstar/%.c $(LIBAWG_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBAWG_CFLAGS) -c -o $@ $<
+
+$(O)/lib/libawgstar.so.0: $(LIBAWG_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libawgstar.so.0 -Wl,-z,defs -o $@ $^
+
+$(O)/lib/libawgstar.so: | $(O)/lib/libawgstar.so.0
+	ln -sf libawgstar.so.0 $@
+
+# As libdlm.a: one relocatable object, internal symbols made local.
+$(O)/lib/libawgstar.a: $(LIBAWG_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -r -nostdlib -o $(O)/userlib/awg-obj/libawgstar-all.o $^
+	$(OBJCOPY) --localize-hidden $(O)/userlib/awg-obj/libawgstar-all.o
+	rm -f $@ && $(AR) rcs $@ $(O)/userlib/awg-obj/libawgstar-all.o
+
+define LIBAWG_PC
+Name: awgstar
+Description: AWG-STAR shared-memory board emulation (/dev/awgstar), an RFM2g-style API
+Version: $(LIBAWG_VERSION)
+endef
+export LIBAWG_PC
+
+# <awgstar.h> includes <linux/awgstar.h>: installed beside it until the
+# kernel's headers have it.
+$(O)/lib/pkgconfig/awgstar.pc: userlib/userlib.mk
+	@mkdir -p $(dir $@)
+	{ echo 'prefix=$(LIBAWG_PREFIX)'; echo 'libdir=$${prefix}/lib'; \
+	  echo 'includedir=$${prefix}/include'; echo; \
+	  echo "$$LIBAWG_PC"; echo 'Cflags: -I$${includedir}'; \
+	  echo 'Libs: -L$${libdir} -lawgstar'; } > $@
+
+$(O)/lib/pkgconfig/awgstar-uninstalled.pc: userlib/userlib.mk
+	@mkdir -p $(dir $@)
+	{ echo 'libdir=$(O)/lib'; echo 'includedir=$(CURDIR)/userlib/include'; \
+	  echo 'uapidir=$(CURDIR)/uapi'; echo; echo "$$LIBAWG_PC"; \
+	  echo 'Cflags: -I$${includedir} -I$${uapidir}'; \
+	  echo 'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lawgstar'; } > $@
+
+# Native test: every call's argument checks, and awg_open without a board
+# (ENOENT) or on a file that is not one (EPROTONOSUPPORT); no /dev/awgstar.
+$(O)/userlib/tests/awgstar_nodev_test: userlib/tests/awgstar_nodev_test.c $(LIBAWG_HDRS) \
+		$(O)/lib/libawgstar.a $(KSFT_INC)/kselftest_harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -I$(KSFT_INC) $(LIBDLM_INC) -o $@ $< $(O)/lib/libawgstar.a
+
+.PHONY: install-libawgstar
+install-libawgstar: $(O)/lib/libawgstar.so.0 $(O)/lib/libawgstar.a \
+		$(O)/lib/pkgconfig/awgstar.pc
+	install -D -m 0755 $(O)/lib/libawgstar.so.0 \
+		$(DESTDIR)$(LIBAWG_PREFIX)/lib/libawgstar.so.0
+	ln -sf libawgstar.so.0 $(DESTDIR)$(LIBAWG_PREFIX)/lib/libawgstar.so
+	install -m 0644 $(O)/lib/libawgstar.a $(DESTDIR)$(LIBAWG_PREFIX)/lib/libawgstar.a
+	install -D -m 0644 userlib/include/awgstar.h \
+		$(DESTDIR)$(LIBAWG_PREFIX)/include/awgstar.h
+	install -D -m 0644 uapi/linux/awgstar.h \
+		$(DESTDIR)$(LIBAWG_PREFIX)/include/linux/awgstar.h
+	install -D -m 0644 $(O)/lib/pkgconfig/awgstar.pc \
+		$(DESTDIR)$(LIBAWG_PREFIX)/lib/pkgconfig/awgstar.pc
 	$(if $(DESTDIR),,-ldconfig)

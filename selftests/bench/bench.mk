@@ -55,3 +55,6 @@ $(BENCH_O)/umode_bench: selftests/bench/umode_bench.c userlib/include/dlm.h \
 	$(CC) $(USER_CFLAGS) -Wextra $(LIBDLM_INC) -o $@ $< -L$(O)/lib -l:libdlm.a -pthread
 
 USER_TARGETS	+= $(BENCH_O)/umode_bench
+
+# ---- SPLASH-2-style kernels on AWG-STAR and MPI (make bench-awgstar) -------
+include selftests/bench/splash/splash.mk

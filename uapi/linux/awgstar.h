@@ -94,7 +94,7 @@ struct awg_api {
  * @link_mbps: optical line rate in Mbit/s (timing model, 2152).
  * @write_kbps: DMA write rate in KB/s (timing model, 170000).
  * @read_kbps: DMA read rate in KB/s (timing model, 380000).
- * @idle_us: how long node 0 holds an empty token when nothing is to send.
+ * @idle_us: microseconds node 0 holds an empty token when nothing is to send.
  * @frames_per_visit: frames one node may append per token visit.
  * @token_max: largest token in bytes.
  * @generation: token generation (incremented when the token is remade).
@@ -172,7 +172,7 @@ struct awg_xfer {
 
 /**
  * struct awg_flush - AWG_IOC_FLUSH argument.
- * @timeout_ms: give up with ETIMEDOUT after this long (0: 10 s).
+ * @timeout_ms: give up with ETIMEDOUT after this many ms (0: 10 s).
  * @reserved: must be zero.
  */
 struct awg_flush {
@@ -186,7 +186,7 @@ struct awg_flush {
  *	wait (out): the node that sent it.
  * @id: event id, below AWG_EVENTS.
  * @data: 32 bits carried with the event.
- * @timeout_ms: wait: give up with ETIMEDOUT after this long (0: poll,
+ * @timeout_ms: wait: give up with ETIMEDOUT after this many ms (0: poll,
  *	EAGAIN when none is pending); send: must be zero.
  * @reserved: must be zero.
  *
