@@ -69,18 +69,32 @@ static int tcp_send(struct awg_link *l, const void *buf, uint32_t len)
 	return r ? r : io_all(t->fd, (void *)buf, len, 1, -1);
 }
 
+/*
+ * The timeout bounds the wait for a message to begin.  Once its first byte
+ * is here the rest is read whatever it takes (up to a minute): giving up
+ * halfway would leave the stream out of step, the next length garbage.
+ */
 static int tcp_recv(struct awg_link *l, void *buf, uint32_t cap, uint32_t *len,
 		    int timeout_ms)
 {
 	struct tcp_link *t = (struct tcp_link *)l;
-	long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-	int r = io_all(t->fd, len, sizeof(*len), 0, deadline);
+	struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
+	long long deadline;
+	int r;
 
-	if (r)
-		return r;
-	if (*len > cap)
-		return -EMSGSIZE;
-	return io_all(t->fd, buf, *len, 0, deadline);
+	r = poll(&pfd, 1, timeout_ms);
+	if (r < 0)
+		return errno == EINTR ? -ETIMEDOUT : -errno;
+	if (!r)
+		return -ETIMEDOUT;
+	deadline = now_ms() + 60000;
+	r = io_all(t->fd, len, sizeof(*len), 0, deadline);
+	if (!r && *len > cap)
+		r = -EMSGSIZE;
+	if (!r)
+		r = io_all(t->fd, buf, *len, 0, deadline);
+	/* Out of step now: the link cannot be used again. */
+	return r == -ETIMEDOUT ? -EPROTO : r;
 }
 
 static void tcp_close(struct awg_link *l)
