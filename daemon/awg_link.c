@@ -5,9 +5,18 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "awg_link.h"
+
+long long awg_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
 
 #ifndef DLM_WITH_VERBS
 static int no_verbs(char *err, size_t errlen)

@@ -25,6 +25,9 @@ struct awg_hello {
 
 struct awg_link;
 
+/* CLOCK_MONOTONIC in milliseconds, for the links' deadlines. */
+long long awg_now_ms(void);
+
 struct awg_link_ops {
 	/* 0, or -errno (the peer is gone). */
 	int (*send)(struct awg_link *l, const void *buf, uint32_t len);

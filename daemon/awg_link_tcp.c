@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "awg_link.h"
@@ -20,14 +19,6 @@ struct tcp_link {
 	int fd;
 };
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* Exactly len bytes, within the deadline (-1: none). */
 static int io_all(int fd, void *buf, size_t len, int out, long long deadline)
 {
@@ -35,7 +26,7 @@ static int io_all(int fd, void *buf, size_t len, int out, long long deadline)
 
 	while (len) {
 		struct pollfd pfd = { .fd = fd, .events = out ? POLLOUT : POLLIN };
-		int left = deadline < 0 ? -1 : (int)(deadline - now_ms());
+		int left = deadline < 0 ? -1 : (int)(deadline - awg_now_ms());
 		ssize_t n;
 
 		if (deadline >= 0 && left <= 0)
@@ -87,7 +78,7 @@ static int tcp_recv(struct awg_link *l, void *buf, uint32_t cap, uint32_t *len,
 		return errno == EINTR ? -ETIMEDOUT : -errno;
 	if (!r)
 		return -ETIMEDOUT;
-	deadline = now_ms() + 60000;
+	deadline = awg_now_ms() + 60000;
 	r = io_all(t->fd, len, sizeof(*len), 0, deadline);
 	if (!r && *len > cap)
 		r = -EMSGSIZE;
@@ -135,7 +126,7 @@ int awg_tcp_accept(struct awg_listener *ls, int timeout_ms,
 		   size_t errlen)
 {
 	struct pollfd pfd = { .fd = ls->fd, .events = POLLIN };
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = awg_now_ms() + timeout_ms;
 	struct awg_link *l;
 	int fd, r;
 
@@ -180,7 +171,7 @@ int awg_tcp_connect(const struct netaddr *a, const struct awg_hello *hello,
 		close(fd);
 		return -ENOMEM;
 	}
-	r = io_all(fd, (void *)hello, sizeof(*hello), 1, now_ms() + timeout_ms);
+	r = io_all(fd, (void *)hello, sizeof(*hello), 1, awg_now_ms() + timeout_ms);
 	if (r) {
 		snprintf(err, errlen, "%s: cannot send the hello: %s", l->peer,
 			 strerror(-r));

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "awg_link.h"
 #include "log.h"
@@ -42,14 +41,6 @@ struct verbs_listener {
 	struct verbs_link *pending[PENDING_MAX];
 	struct awg_hello hello[PENDING_MAX];
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 static int post_recv(struct verbs_link *v)
 {
@@ -91,7 +82,7 @@ static int wait_cq(struct verbs_link *v, int *want, long long deadline)
 			return 0;
 		if (n)
 			continue;
-		left = deadline < 0 ? -1 : (int)(deadline - now_ms());
+		left = deadline < 0 ? -1 : (int)(deadline - awg_now_ms());
 		if (deadline >= 0 && left <= 0)
 			return -ETIMEDOUT;
 		if (poll(&pfd, 1, left) < 0 && errno != EINTR)
@@ -120,7 +111,7 @@ static int verbs_send(struct awg_link *l, const void *buf, uint32_t len)
 	r = ibv_post_send(v->id->qp, &wr, &bad);
 	if (r)
 		return -r;
-	return wait_cq(v, &v->send_done, now_ms() + 30000);
+	return wait_cq(v, &v->send_done, awg_now_ms() + 30000);
 }
 
 static int verbs_recv(struct awg_link *l, void *buf, uint32_t cap,
@@ -130,7 +121,7 @@ static int verbs_recv(struct awg_link *l, void *buf, uint32_t cap,
 	int r;
 
 	r = wait_cq(v, &v->recv_ready, timeout_ms < 0 ? -1 :
-		    now_ms() + timeout_ms);
+		    awg_now_ms() + timeout_ms);
 	if (r)
 		return r;
 	v->recv_ready = 0;
@@ -339,11 +330,11 @@ int awg_verbs_accept(struct awg_listener *ls, int timeout_ms, uint32_t max_msg,
 		     size_t errlen)
 {
 	struct verbs_listener *vl = ls->priv;
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = awg_now_ms() + timeout_ms;
 
 	for (;;) {
 		struct rdma_cm_event *ev;
-		int r, i, left = (int)(deadline - now_ms());
+		int r, i, left = (int)(deadline - awg_now_ms());
 
 		if (left <= 0 ||
 		    (r = verbs_next_event(vl->ec, left, &ev)) == -ETIMEDOUT) {

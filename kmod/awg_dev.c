@@ -188,8 +188,7 @@ static int awg_ioc_info(struct awg_board *b, void __user *uarg)
 	in.fiber_m = b->cfg.fiber_m;
 	in.node_delay_ns = b->cfg.node_delay_ns;
 	in.idle_us = b->cfg.idle_us;
-	in.frames_per_visit = b->cfg.mode == AWG_MODE_MODEL ? 1 :
-			      max_t(u32, 1, AWG_TOKEN_FRAMES_MAX / b->nodes / 2);
+	in.frames_per_visit = awg_budget(b);
 	in.generation = b->generation;
 	mutex_unlock(&b->visit_mutex);
 	return copy_to_user(uarg, &in, sizeof(in)) ? -EFAULT : 0;

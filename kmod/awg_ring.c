@@ -83,7 +83,7 @@ static u64 awg_model_rotation_ns(struct awg_board *b, u32 token_len)
 	       div_u64((u64)token_len * 8 * 1000, AWG_LINK_MBPS);
 }
 
-static unsigned int awg_budget(struct awg_board *b)
+unsigned int awg_budget(struct awg_board *b)
 {
 	if (b->cfg.mode == AWG_MODE_MODEL)
 		return 1;	/* 1 KiB per node per visit, as the board */
@@ -118,6 +118,17 @@ static void awg_event_queue(struct awg_board *b, u32 from, u32 id, u32 data)
 	wake_up_all(&b->event_wq);
 }
 
+/* Copy an item's frame, data and zero padding to *pos (room checked). */
+static void awg_put_frame(u8 **pos, const struct awg_item *it)
+{
+	struct awg_frame *f = (struct awg_frame *)*pos;
+
+	memcpy(f, &it->f, sizeof(*f));
+	memcpy(f + 1, it->data, it->f.len);
+	memset((u8 *)(f + 1) + it->f.len, 0, ALIGN(it->f.len, 8) - it->f.len);
+	*pos += awg_frame_size(it->f.len);
+}
+
 /*
  * Put a frame at *pos: sequence number, own acknowledgment, CRC; keep it
  * on the flight list (the preallocated `it` of a DMA write or event, or a
@@ -126,20 +137,16 @@ static void awg_event_queue(struct awg_board *b, u32 from, u32 id, u32 data)
 static int awg_emit_item(struct awg_board *b, u8 **pos, u8 *end,
 			 struct awg_item *it)
 {
-	u32 size = awg_frame_size(it->f.len);
 	struct awg_frame *f = (struct awg_frame *)*pos;
 
-	if (end - *pos < size)
+	if (end - *pos < awg_frame_size(it->f.len))
 		return -ENOSPC;
 	it->f.seq = ++b->seq_next;
 	it->f.origin = b->node_id;
 	it->f.ack = BIT(b->node_id);
-	memcpy(f, &it->f, sizeof(*f));
-	memcpy(f + 1, it->data, it->f.len);
-	memset((u8 *)(f + 1) + it->f.len, 0, ALIGN(it->f.len, 8) - it->f.len);
+	awg_put_frame(pos, it);
 	f->crc = awg_frame_crc(f);
 	it->f.crc = f->crc;
-	*pos += size;
 	spin_lock(&b->lock);
 	list_add_tail(&it->node, &b->flight);
 	b->stats.frames_sent++;
@@ -314,17 +321,10 @@ static void awg_resend(struct awg_board *b, u8 **pos, u8 *end)
 	struct awg_item *it;
 
 	list_for_each_entry(it, &b->flight, node) {
-		struct awg_frame *f = (struct awg_frame *)*pos;
-		u32 size = awg_frame_size(it->f.len);
-
-		if (end - *pos < size)
+		if (end - *pos < awg_frame_size(it->f.len))
 			break;
 		it->f.ack = BIT(b->node_id);
-		memcpy(f, &it->f, sizeof(*f));
-		memcpy(f + 1, it->data, it->f.len);
-		memset((u8 *)(f + 1) + it->f.len, 0,
-		       ALIGN(it->f.len, 8) - it->f.len);
-		*pos += size;
+		awg_put_frame(pos, it);
 		b->stats.retries++;
 		b->stats.frames_sent++;
 		b->stats.bytes_sent += it->f.len;

@@ -157,6 +157,8 @@ bool awg_has_dirty(struct awg_board *b);
 /* awg_ring.c */
 int awg_emit(struct awg_board *b, u8 **pos, u8 *end, u8 type, u64 addr,
 	     u64 aux, const u8 *data, u32 len);
+/* Frames one node may append per visit in the board's mode. */
+unsigned int awg_budget(struct awg_board *b);
 int awg_ring_init(struct awg_board *b);
 void awg_ring_exit(struct awg_board *b);
 int awg_submit_write(struct awg_board *b, u64 off, const void __user *buf,

@@ -93,18 +93,10 @@ static int do_mix(uint64_t seed, long ops, uint64_t off, uint64_t len,
 	static uint8_t buf[3072];
 	long n;
 
-	/* AWG_MIX=dma or AWG_MIX=stores: only that kind of write. */
-	const char *kind = getenv("AWG_MIX");
-	int only = kind && !strcmp(kind, "dma") ? 1 : kind && !strcmp(kind, "stores") ? 2 : 0;
-
 	for (n = 0; n < ops; n++) {
 		uint64_t r = rnd(&s), a = off + (rnd(&s) % (len / 8)) * 8;
 		uint64_t v = rnd(&s);
 
-		if (only == 1)
-			r %= 4;
-		else if (only == 2)
-			r = 4;
 		switch (r % 8) {
 		case 0: case 1: case 2:
 			dma(a, &v, 8);
