@@ -238,6 +238,10 @@ TEST_F(board, garbage)
 	ev.timeout_ms = 0;
 	ev.reserved = 1;
 	EXPECT_EQ(-EINVAL, io(self->fd, AWG_IOC_EVENT_SEND, &ev));
+	EXPECT_EQ(-EINVAL, io(self->fd, AWG_IOC_EVENT_WAIT, &ev));
+	EXPECT_EQ(-EFAULT, io(self->fd, AWG_IOC_EVENT_WAIT, (void *)8));
+	EXPECT_EQ(-EFAULT, io(self->fd, AWG_IOC_GET_STATS, (void *)8));
+	EXPECT_EQ(-EFAULT, io(self->fd, AWG_IOC_GET_INFO, (void *)8));
 
 	ra.nodes = 0;
 	EXPECT_EQ(-EINVAL, io(self->fd, AWG_IOC_RING_ATTACH, &ra));
@@ -278,6 +282,18 @@ TEST_F(board, bad_tokens)
 	v.out_cap = 100;
 	EXPECT_EQ(-EINVAL, io(fd, AWG_IOC_RING_VISIT, &v));
 	v.out_cap = sizeof(out);
+	v.flags = 1U << 7;	/* unknown flag */
+	EXPECT_EQ(-EINVAL, io(fd, AWG_IOC_RING_VISIT, &v));
+	v.flags = 0;
+	v.out_len = 5;		/* an output field given on input */
+	EXPECT_EQ(-EINVAL, io(fd, AWG_IOC_RING_VISIT, &v));
+	v.out_len = 0;
+	v.live_mask = 3;	/* only with AWG_VISIT_NEW */
+	EXPECT_EQ(-EINVAL, io(fd, AWG_IOC_RING_VISIT, &v));
+	v.live_mask = 0;
+	v.ring_id = 77;
+	EXPECT_EQ(-EINVAL, io(fd, AWG_IOC_RING_VISIT, &v));
+	v.ring_id = 0;
 
 	s0 = stats(fd);
 	for (i = 0; i < 12; i++) {
@@ -316,6 +332,38 @@ TEST_F(board, bad_tokens)
 	v.in_len = 64;
 	EXPECT_EQ(-EFAULT, io(fd, AWG_IOC_RING_VISIT, &v));
 	close(fd);	/* detaches: alone again */
+
+	/* Node 0 makes tokens, but only good ones. */
+	fd = open_api();
+	ASSERT_LE(0, fd);
+	ra.node_id = 0;
+	ASSERT_EQ(0, io(fd, AWG_IOC_RING_ATTACH, &ra));
+	v = (struct awg_ring_visit){ .out = (uintptr_t)out,
+				     .out_cap = sizeof(out),
+				     .flags = AWG_VISIT_NEW };
+	for (i = 0; i < 5; i++) {
+		v.live_mask = 3;
+		v.ring_id = 77;
+		v.in_len = 0;
+		switch (i) {
+		case 0: v.ring_id = 0; break;
+		case 1: v.ring_id = 1; break;	/* the loopback ring's */
+		case 2: v.live_mask = 2; break;	/* without node 0 */
+		case 3: v.live_mask = 7; break;	/* a node past nodes */
+		case 4: v.in_len = 8; break;
+		}
+		EXPECT_EQ(-EINVAL, io(fd, AWG_IOC_RING_VISIT, &v)) {
+			TH_LOG("bad new token %d accepted", i);
+		}
+	}
+	v.live_mask = 3;
+	v.ring_id = 77;
+	v.in_len = 0;
+	ASSERT_EQ(0, io(fd, AWG_IOC_RING_VISIT, &v));
+	EXPECT_LE(sizeof(struct awg_token), v.out_len);
+	EXPECT_EQ(AWG_TOKEN_MAGIC, ((struct awg_token *)out)->magic);
+	EXPECT_EQ(3, ((struct awg_token *)out)->live_mask);
+	close(fd);
 	ASSERT_EQ(0, io(self->fd, AWG_IOC_GET_INFO, &self->info));
 	EXPECT_EQ(AWG_RING_LOOPBACK, self->info.ring);
 	EXPECT_EQ(1, self->info.nodes);
