@@ -89,6 +89,7 @@ static void print_features(FILE *f, uint64_t feat)
 		{ DLM_FEATURE_STATS, "stats" },
 		{ DLM_FEATURE_REMOTE, "remote" },
 		{ DLM_FEATURE_BLK, "blk" },
+		{ DLM_FEATURE_SAME_FILLED, "same-filled" },
 	};
 	const char *sep = "";
 	size_t i;
@@ -251,6 +252,7 @@ static int cmd_status(const char *sysfs, const char *dstats, int json)
 static const char *const counters[] = {
 	"faults", "populates", "sigbus", "swapins", "swapouts", "drops",
 	"readaheads", "store_waits", "lost", "bytes_in", "bytes_out",
+	"same_filled",
 };
 
 static const struct { const char *file, *what; } phases[] = {

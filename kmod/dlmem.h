@@ -28,7 +28,8 @@
 #define DLM_PAGE_SIZE_MAX	(256ULL << 20)
 
 #define DLM_FEATURES_KNOWN	(DLM_FEATURE_LOCAL | DLM_FEATURE_STATS | \
-				 DLM_FEATURE_REMOTE | DLM_FEATURE_BLK)
+				 DLM_FEATURE_REMOTE | DLM_FEATURE_BLK | \
+				 DLM_FEATURE_SAME_FILLED)
 #if IS_ENABLED(CONFIG_DLMEM_BLK)
 #define DLM_FEATURES_SUPPORTED	DLM_FEATURES_KNOWN
 #else
@@ -60,6 +61,7 @@ struct dlm_totals {
 	atomic64_t bytes_in;
 	atomic64_t bytes_out;
 	atomic64_t readaheads;
+	atomic64_t same_filled;
 };
 
 extern struct dlm_totals dlm_totals;
@@ -95,6 +97,7 @@ enum dlm_slot_copy {
 	DLM_COPY_NONE,		/* nothing else holds it: STORE on eviction */
 	DLM_COPY_ZERO,		/* zero-filled, never stored: just free it */
 	DLM_COPY_KEPT,		/* the daemon kept it at FETCH: DROP it */
+	DLM_COPY_FILL,		/* filled from sp->fill_vals[@fill]: keep that */
 };
 
 /* States of a remote space's local slot (one DLM page of pool frames). */
@@ -112,6 +115,7 @@ enum dlm_slot_state {
  * @state: enum dlm_slot_state.
  * @referenced: touched since the CLOCK hand last passed (CLOCK policy).
  * @copy: enum dlm_slot_copy, valid while the frames' PG_dirty is clear.
+ * @fill: DLM_COPY_FILL: index into the space's @fill_vals.
  * @ready_ns: when a FETCH into the slot completed, 0 once mapped.
  * @req: the transfer in flight (FETCHING, STORING); holds no reference, the
  *	completion clears it under the space's lock.
@@ -121,17 +125,27 @@ struct dlm_slot {
 	u8 state;
 	bool referenced;
 	u8 copy;
+	u8 fill;
 	u64 ready_ns;
 	struct dlm_req *req;
 };
 
 /*
- * xarray entries of a remote space that are not resident: value entries.
- * A resident DLM page is a value entry holding its slot number + 2.
+ * Distinct repeated 8-byte values a remote space keeps for its same-filled
+ * DLM pages (remote.c); a page filled with any other value is stored.
+ */
+#define DLM_FILL_VALS	16
+
+/*
+ * xarray entries of a remote space are value entries.  Not resident:
+ * stored, lost, or same-filled with value fill_vals[v - DLM_XA_FILL0]
+ * (zero-filled pages have no entry at all).  A resident DLM page holds
+ * its slot number + DLM_XA_SLOT0.
  */
 #define DLM_XA_STORED	0	/* lives on a memory server */
 #define DLM_XA_LOST	1	/* its data was lost: SIGBUS */
-#define DLM_XA_SLOT0	2
+#define DLM_XA_FILL0	2
+#define DLM_XA_SLOT0	(DLM_XA_FILL0 + DLM_FILL_VALS)
 
 /**
  * struct dlm_space - one DLM address space, owned by one open file.
@@ -163,6 +177,8 @@ struct dlm_slot {
  * @evict_failed: remote spaces: the last STORE of a victim failed.
  * @generation: daemon generation the space was created under.
  * @is_blk: the space of a /dev/dlmbN (blk.c): no mapping, no faults.
+ * @fill_vals: remote spaces: the values of same-filled pages, under @lock.
+ * @nr_fill_vals: entries of @fill_vals in use (never reused).
  */
 struct dlm_space {
 	struct kref ref;
@@ -191,6 +207,8 @@ struct dlm_space {
 	bool evict_failed;
 	u64 generation;
 	bool is_blk;
+	u64 fill_vals[DLM_FILL_VALS];
+	unsigned int nr_fill_vals;
 	bool charged;			/* to owner, by dlm_user_charge() */
 	kuid_t owner;
 	atomic64_t faults;
@@ -203,6 +221,7 @@ struct dlm_space {
 	atomic64_t drops;
 	atomic64_t store_waits;
 	atomic64_t readaheads;
+	atomic64_t same_filled;
 };
 
 /**
@@ -292,6 +311,7 @@ void dlm_remote_complete(struct dlm_req *req);
 extern unsigned int dlm_request_timeout_ms;
 extern unsigned int dlm_reserve_dpages;
 extern unsigned int dlm_readahead_dpages;
+extern bool dlm_same_filled;
 /* Smallest budget, in DLM pages, of a space that reads ahead. */
 #define DLM_RA_MIN_BUDGET	8
 

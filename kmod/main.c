@@ -35,6 +35,11 @@ module_param_named(readahead_dpages, dlm_readahead_dpages, uint, 0644);
 MODULE_PARM_DESC(readahead_dpages,
 		 "DLM pages a remote space with the cross or async protocol fetches ahead of a sequential fault (default 1, 0: off; spaces of 8 DLM pages or more)");
 
+bool dlm_same_filled = true;
+module_param_named(same_filled, dlm_same_filled, bool, 0644);
+MODULE_PARM_DESC(same_filled,
+		 "Keep a written remote DLM page that holds one repeated 8-byte value as that value instead of storing it, as zswap does (default Y)");
+
 struct dlm_limits dlm_limits;
 
 static int __init dlm_limits_init(void)

@@ -29,6 +29,15 @@
  * (DLM_NL_F_KEPT) is evicted by a DROP, which only asks the daemon to
  * confirm that the copy is still there.
  *
+ * Same-filled pages move no data either (with same_filled, as zswap and
+ * zram do): a written victim whose every 8-byte word is one value is not
+ * stored; a zero page is forgotten as if never touched, any other value
+ * goes into the space's table of DLM_FILL_VALS values and the page's entry
+ * names it.  Its next fault fills a slot from the table, no daemon asked.
+ * Scientific codes keep whole arrays of constants (Himeno's coefficients);
+ * a page of any other data differs in its first words, so the scan costs
+ * little.  A table full of other values leaves the page to a STORE.
+ *
  * Waiting: a fault that must wait for the daemon drops sp->lock, and the
  * mmap lock when the fault flags allow a retry, then waits killably for at
  * most request_timeout_ms.  A request unanswered that long means the
@@ -86,6 +95,73 @@ static void dlm_xa_set(struct dlm_space *sp, u64 dpn, unsigned long v)
 {
 	/* Value entries need no allocation beyond the xarray's nodes. */
 	xa_store(&sp->dpages, dpn, xa_mk_value(v), GFP_KERNEL);
+}
+
+/*
+ * Fill slot @k's frames with @val repeated (and clear their dirty bits):
+ * a first touch (0) or a same-filled page coming back.
+ */
+static void dlm_slot_fill(struct dlm_space *sp, u64 k, u64 val)
+{
+	struct page **frames = dlm_slot_frames(sp, k);
+	unsigned int i;
+	u64 *p;
+
+	for (i = 0; i < sp->ppd; i++) {
+		if (!val) {
+			clear_highpage(frames[i]);
+			continue;
+		}
+		p = kmap_local_page(frames[i]);
+		memset64(p, val, PAGE_SIZE / sizeof(u64));
+		kunmap_local(p);
+	}
+	dlm_slot_test_clear_dirty(sp, k);
+}
+
+/* Is every 8-byte word of slot @k's frames one value?  If so, set @val. */
+static bool dlm_slot_same_filled(struct dlm_space *sp, u64 k, u64 *val)
+{
+	struct page **frames = dlm_slot_frames(sp, k);
+	bool same = true;
+	unsigned int i;
+	size_t w;
+	u64 *p;
+
+	for (i = 0; i < sp->ppd && same; i++) {
+		p = kmap_local_page(frames[i]);
+		if (!i)
+			*val = p[0];
+		for (w = 0; w < PAGE_SIZE / sizeof(u64); w++) {
+			if (p[w] != *val) {
+				same = false;
+				break;
+			}
+		}
+		kunmap_local(p);
+		if (!(i & 63))
+			cond_resched();
+	}
+	return same;
+}
+
+/*
+ * The xarray entry for a victim filled with @val: none for zero, else its
+ * index in the space's table (added if there is room), or -1: store it.
+ */
+static long dlm_fill_entry(struct dlm_space *sp, u64 val)
+{
+	unsigned int i;
+
+	if (!val)
+		return 0;
+	for (i = 0; i < sp->nr_fill_vals; i++)
+		if (sp->fill_vals[i] == val)
+			return DLM_XA_FILL0 + i;
+	if (sp->nr_fill_vals == DLM_FILL_VALS)
+		return -1;
+	sp->fill_vals[sp->nr_fill_vals] = val;
+	return DLM_XA_FILL0 + sp->nr_fill_vals++;
 }
 
 int dlm_remote_setup(struct dlm_space *sp)
@@ -289,8 +365,9 @@ static u64 dlm_pick_victim(struct dlm_space *sp, u64 keep)
 
 /*
  * Evict the DLM page in slot @k: unmap it everywhere, then forget it if it
- * was never written since zero-filled (returns NULL: the slot is free),
- * else send DROP or STORE.  Returns the request with a reference for the
+ * was never written since zero-filled, or keep its value if it is
+ * same-filled (both return NULL: the slot is free), else send DROP or
+ * STORE.  Returns the request with a reference for the
  * caller.  Called with sp->lock held.
  */
 static struct dlm_req *dlm_evict(struct dlm_space *sp, u64 k)
@@ -298,14 +375,28 @@ static struct dlm_req *dlm_evict(struct dlm_space *sp, u64 k)
 	struct dlm_slot *slot = &sp->slots[k];
 	struct dlm_req *req;
 
+	long fill = -1;
+	u64 val;
+
 	dlm_space_unmap_dpage(sp, slot->dpn);
 	if (dlm_slot_test_clear_dirty(sp, k))
 		slot->copy = DLM_COPY_NONE;
-	if (slot->copy == DLM_COPY_ZERO) {
-		xa_erase(&sp->dpages, slot->dpn);	/* never touched again */
+	if (slot->copy == DLM_COPY_FILL)
+		fill = DLM_XA_FILL0 + slot->fill;
+	else if (slot->copy == DLM_COPY_NONE && READ_ONCE(dlm_same_filled) &&
+		 dlm_slot_same_filled(sp, k, &val))
+		fill = dlm_fill_entry(sp, val);
+	if (slot->copy == DLM_COPY_ZERO || fill >= 0) {
+		if (slot->copy == DLM_COPY_ZERO || !fill)
+			xa_erase(&sp->dpages, slot->dpn); /* reads as zeros */
+		else
+			dlm_xa_set(sp, slot->dpn, fill);
+		if (slot->copy == DLM_COPY_ZERO)
+			dlm_count(&sp->drops, &dlm_totals.drops);
+		else
+			dlm_count(&sp->same_filled, &dlm_totals.same_filled);
 		slot->state = DLM_SLOT_FREE;
 		sp->nr_resident--;
-		dlm_count(&sp->drops, &dlm_totals.drops);
 		return NULL;
 	}
 	req = dlm_req_send(slot->copy == DLM_COPY_KEPT ? DLM_NL_OP_DROP :
@@ -580,14 +671,17 @@ again:
 	}
 
 	slot = &sp->slots[k];
-	if (!e) {
-		/* First touch: zeros, no transfer. */
-		for (v = 0; v < sp->ppd; v++)
-			clear_highpage(dlm_slot_frames(sp, k)[v]);
-		dlm_slot_test_clear_dirty(sp, k);
+	if (!e || v >= DLM_XA_FILL0) {	/* v < DLM_XA_SLOT0 here */
+		/* First touch (zeros) or a same-filled page: no transfer. */
+		if (e) {
+			slot->fill = v - DLM_XA_FILL0;
+			dlm_slot_fill(sp, k, sp->fill_vals[slot->fill]);
+		} else {
+			dlm_slot_fill(sp, k, 0);
+		}
 		slot->dpn = dpn;
 		slot->state = DLM_SLOT_READY;
-		slot->copy = DLM_COPY_ZERO;
+		slot->copy = e ? DLM_COPY_FILL : DLM_COPY_ZERO;
 		slot->ready_ns = 0;
 		dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
 		sp->nr_resident++;

@@ -188,6 +188,7 @@ void dlm_space_stats(struct dlm_space *sp, struct dlm_stats *st)
 	st->drops = atomic64_read(&sp->drops);
 	st->store_waits = atomic64_read(&sp->store_waits);
 	st->readaheads = atomic64_read(&sp->readaheads);
+	st->same_filled = atomic64_read(&sp->same_filled);
 }
 
 void dlm_space_exit(void)

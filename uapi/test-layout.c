@@ -57,7 +57,8 @@ OFF(dlm_stats, lost, 64);
 OFF(dlm_stats, drops, 72);
 OFF(dlm_stats, store_waits, 80);
 OFF(dlm_stats, readaheads, 88);
-OFF(dlm_stats, reserved, 96);
+OFF(dlm_stats, same_filled, 96);
+OFF(dlm_stats, reserved, 104);
 
 SIZE(dlm_blk_add, 48);
 OFF(dlm_blk_add, flags, 0);

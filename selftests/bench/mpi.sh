@@ -16,6 +16,9 @@
 #   protocols    at the lowest ratio: the kernel's swap protocols serial,
 #                cross, async (stream -x) on each transport, and dlmd's
 #                MPI protocols as1, as2, cs (--mpi-protocol) on each MPI
+#   same-filled  Himeno on tcp at every ratio also with the module's
+#                same_filled=N (every written page stored, none kept as a
+#                value), for comparison
 #   components   per transport at the lowest ratio, dlmd's own swap-in
 #                (fetch) and swap-out (store) latency from its stats file,
 #                and the kernel's count of faults that waited for a
@@ -51,6 +54,7 @@ say() { echo "mpi.sh: $*" >&2; }
 
 cleanup() {
 	stop_daemon
+	[[ -w ${params:-/nonexistent}/same_filled ]] && echo Y >"$params/same_filled"
 	kill "${pids[@]}" 2>/dev/null || true
 	wait 2>/dev/null || true
 	rm -rf "$tmp"
@@ -102,6 +106,7 @@ mb_of() { awk -v m="$hmb" -v p="$1" 'BEGIN { v = m * p / 100; print v == int(v) 
 srvmb=$(( (3 * mb > $(mb_of 100) ? 3 * mb : $(mb_of 100)) + 8 ))
 
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
+params=/sys/module/dlmem/parameters
 
 stop_daemon() { stop_dlmd; }
 
@@ -172,6 +177,11 @@ for tr in $transports; do
 		start_daemon "$tr" || continue 2
 		run stream "$tr" default "$pct" "$stream" -m dlm -s "$mb" -l "$pct" -i "$iters"
 		himeno_dlm "$tr" default "$pct"
+		if [[ $tr == tcp ]]; then	# every written page stored
+			echo N >"$params/same_filled"
+			himeno_dlm "$tr" same-filled-off "$pct"
+			echo Y >"$params/same_filled"
+		fi
 		if [[ $pct == "$low" ]]; then
 			latency "$tr" default
 		else

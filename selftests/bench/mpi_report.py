@@ -6,7 +6,8 @@ Prints, from one run: triad MB/s and Himeno MFLOPS per transport (tcp,
 openmpi, mpich) and local ratio, each with its time relative to all-local
 memory and the MPI transports' time relative to tcp; the kernel's swap
 protocols (serial, cross, async) and dlmd's MPI protocols (as1, as2, cs)
-at the lowest ratio with their time relative to serial and cs; dlmd's
+at the lowest ratio; Himeno over tcp with same-filled pages kept (the
+default) and stored (same_filled=N) with their time relative to serial and cs; dlmd's
 swap-in and swap-out latency; and issue 4's bars.  Plots time relative to
 all-local memory against the local-memory ratio (as the paper's Fig. 11):
 triad on the left, Himeno on the right.
@@ -69,6 +70,21 @@ def main():
             print('%-7d' % p + ''.join(cells) + ''.join(ratios))
 
     if low is not None:
+        print('\nsame-filled pages (tcp): Himeno MFLOPS (time relative to '
+              'all-local), kept as values (default) and all stored '
+              '(same_filled=N)')
+        hl = val('himeno', 'local', '-', 100)
+        print('%-7s%20s%20s%12s' % ('local%', 'kept', 'stored', 'kept/stored'))
+        for p in pcts:
+            on = val('himeno', 'tcp', 'default', p)
+            off = val('himeno', 'tcp', 'same-filled-off', p)
+            if off and hl:
+                rel[('himeno', 'tcp-stored', p)] = hl / off
+            print('%-7d%20s%20s%12s' % (
+                p, f'{on:.1f} ({hl / on:.2f}x)' if on and hl else '-',
+                f'{off:.1f} ({hl / off:.2f}x)' if off and hl else '-',
+                f'{off / on:.2f}' if on and off else '-'))
+
         print(f'\nkernel swap protocols at {low}% local, triad MB/s '
               '(time relative to serial)')
         print('%-9s' % 'transport' + ''.join('%18s' % x for x in
@@ -120,6 +136,9 @@ def main():
             if r:
                 print(f'  Himeno at {low}% local <= 2.0 x all-local ({t}): '
                       f'{r:.2f} x -> {"met" if r <= 2.0 else "NOT met"}')
+        r = rel.get(('himeno', 'tcp-stored', low))
+        if r:
+            print(f'  (for comparison, tcp with same_filled=N: {r:.2f} x)')
 
     try:
         import matplotlib
@@ -135,6 +154,10 @@ def main():
         for t in trs:
             xs = [p for p in pcts if rel.get((kind, t, p))]
             ax.plot(xs, [rel[(kind, t, p)] for p in xs], marker='o', label=t)
+        xs = [p for p in pcts if rel.get((kind, 'tcp-stored', p))]
+        if xs:
+            ax.plot(xs, [rel[(kind, 'tcp-stored', p)] for p in xs],
+                    marker='x', ls='--', label='tcp, same_filled=N')
         ax.axhline(1.0, color='grey', lw=0.8)
         ax.set_xscale('log')
         ax.set_xticks(pcts)

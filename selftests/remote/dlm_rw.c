@@ -6,10 +6,12 @@
  *   dlm_rw [-t TOTAL_MB] [-b BUDGET_KB] [-p PAGE_KB] [-P arr|clock]
  *          [-x serial|cross|async]
  *          [-a seq|random] [-j THREADS] [-r ROUNDS] [-c CHECKS] [-z]
- *          [-l] [-s FILE]
+ *          [-f] [-l] [-s FILE]
  *
  * Each round writes every word, then reads them back CHECKS times
  * (default 1).  -z only reads the never-written space and checks zeros.
+ * -f writes same-filled DLM pages among others (see fill_word()) and
+ * checks every word, not every 61st.
  * -l uses DLM_BACKING_LOCAL (default remote).  Exit 0 when every word
  * read back is right, 1 on a mismatch, 2 on a setup error (errno named).
  * Prints the kernel's counters as key=value.
@@ -33,9 +35,41 @@
 struct job {
 	uint64_t *w;
 	uint64_t nwords, dpage_words, nr_dpages;
-	unsigned int id, nr, random, rounds, checks, zero;
+	unsigned int id, nr, random, rounds, checks, zero, fill;
 	uint64_t bad;
 };
+
+/*
+ * -f: DLM page @dp's word @off in round @r, by @dp mod 8: zeros, a double,
+ * two floats, a byte pattern (each one value repeated: kept as a value on
+ * eviction), one value but for the last word, or but for the first byte
+ * (stored: a scan that stopped early would lose that word), random words,
+ * and a value of the page's own (the first DLM_FILL_VALS fit the space's
+ * table, the rest are stored).  Rounds change some values, so rewritten
+ * pages are scanned again.
+ */
+static uint64_t fill_word(uint64_t dp, uint64_t off, uint64_t words,
+			  uint64_t r)
+{
+	switch (dp % 8) {
+	case 0: return 0;
+	case 1: return 0x3FF0000000000000ULL + r;
+	case 2: return 0x3F8000003F800000ULL;
+	case 3: return 0xABABABABABABABABULL ^ (r * 0x0101010101010101ULL);
+	case 4: return off == words - 1 ? 0x5555555555555554ULL :
+					  0x5555555555555555ULL;
+	case 5: return off ? 0x1111111111111100ULL : 0x1111111111111101ULL;
+	case 6: return dlm_pattern(dp * words + off, r);
+	default: return 0x7000000000000000ULL + dp * 1000003 + r;
+	}
+}
+
+static uint64_t word(const struct job *j, uint64_t dp, uint64_t off,
+		     uint64_t r)
+{
+	return j->fill ? fill_word(dp, off, j->dpage_words, r) :
+			 dlm_pattern(dp * j->dpage_words + off, r);
+}
 
 static uint64_t xorshift(uint64_t *s)
 {
@@ -68,7 +102,7 @@ static void *run(void *arg)
 			for (off = 0; off < j->dpage_words; off++) {
 				uint64_t k = dp * j->dpage_words + off;
 
-				j->w[k] = dlm_pattern(k, r);
+				j->w[k] = word(j, dp, off, r);
 			}
 		}
 		/* Random visits may miss pages: write all once, then check. */
@@ -78,7 +112,7 @@ static void *run(void *arg)
 				uint64_t k = dp * j->dpage_words + off;
 
 				if (j->random)
-					j->w[k] = dlm_pattern(k, r);
+					j->w[k] = word(j, dp, off, r);
 			}
 		}
 		for (c = 0; c < j->checks; c++) {
@@ -86,10 +120,11 @@ static void *run(void *arg)
 				dp = j->random ?
 				     j->id + (xorshift(&seed) % n) * j->nr :
 				     j->id + i * j->nr;
-				for (off = 0; off < j->dpage_words; off += 61) {
+				for (off = 0; off < j->dpage_words;
+				     off += j->fill ? 1 : 61) {
 					uint64_t k = dp * j->dpage_words + off;
 
-					j->bad += j->w[k] != dlm_pattern(k, r);
+					j->bad += j->w[k] != word(j, dp, off, r);
 				}
 			}
 		}
@@ -150,7 +185,7 @@ int main(int argc, char **argv)
 	const char *survey_file = NULL;
 	uint64_t total = 32 * MB, budget = 4 * MB, page = 1 * MB;
 	unsigned int threads = 1, random = 0, rounds = 2, i, policy = 0;
-	unsigned int protocol = 0, checks = 1, zero = 0;
+	unsigned int protocol = 0, checks = 1, zero = 0, fill = 0;
 	struct dlm_api api = { .api = DLM_API_VERSION };
 	struct dlm_setup s = { .backing = DLM_BACKING_REMOTE };
 	struct job jobs[64];
@@ -161,7 +196,7 @@ int main(int argc, char **argv)
 	int fd, c;
 	void *p;
 
-	while ((c = getopt(argc, argv, "t:b:p:P:x:a:j:r:c:zls:h")) != -1) {
+	while ((c = getopt(argc, argv, "t:b:p:P:x:a:j:r:c:zfls:h")) != -1) {
 		switch (c) {
 		case 't': total = strtoull(optarg, NULL, 0) * MB; break;
 		case 'b': budget = strtoull(optarg, NULL, 0) * KB; break;
@@ -173,6 +208,7 @@ int main(int argc, char **argv)
 		case 'r': rounds = atoi(optarg); break;
 		case 'c': checks = atoi(optarg); break;
 		case 'z': zero = 1; break;
+		case 'f': fill = 1; break;
 		case 'l': s.backing = DLM_BACKING_LOCAL; break;
 		case 's': survey_file = optarg; break;
 		case 'x': protocol = optarg[0] == 's' ? DLM_PROTO_SERIAL :
@@ -214,7 +250,7 @@ int main(int argc, char **argv)
 					.nr_dpages = total / page, .id = i,
 					.nr = threads, .random = random,
 					.rounds = rounds, .checks = checks,
-					.zero = zero };
+					.zero = zero, .fill = fill };
 		pthread_create(&th[i], NULL, run, &jobs[i]);
 	}
 	for (i = 0; i < threads; i++) {
@@ -223,13 +259,14 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	st = dlm_get_stats(fd);
-	printf("bad=%llu seconds=%.3f faults=%llu populates=%llu swapins=%llu swapouts=%llu drops=%llu store_waits=%llu readaheads=%llu lost=%llu sigbus=%llu resident=%llu policy=%u protocol=%u\n",
+	printf("bad=%llu seconds=%.3f faults=%llu populates=%llu swapins=%llu swapouts=%llu drops=%llu store_waits=%llu readaheads=%llu same_filled=%llu lost=%llu sigbus=%llu resident=%llu policy=%u protocol=%u\n",
 	       (unsigned long long)bad,
 	       t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       (unsigned long long)st.faults, (unsigned long long)st.populates,
 	       (unsigned long long)st.swapins, (unsigned long long)st.swapouts,
 	       (unsigned long long)st.drops, (unsigned long long)st.store_waits,
 	       (unsigned long long)st.readaheads,
+	       (unsigned long long)st.same_filled,
 	       (unsigned long long)st.lost, (unsigned long long)st.sigbus,
 	       (unsigned long long)st.dpages_resident, s.policy, s.protocol);
 	return bad ? 1 : 0;

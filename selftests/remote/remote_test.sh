@@ -26,7 +26,7 @@ if ! command -v python3 >/dev/null; then
 	echo "1..0 # SKIP needs python3 for fake_dlmd.py"
 	exit $KSFT_SKIP
 fi
-echo "1..36"
+echo "1..41"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
@@ -60,6 +60,7 @@ old_timeout=$(cat $params/request_timeout_ms)
 cleanup() {
 	stop_daemon
 	echo "$old_timeout" >$params/request_timeout_ms
+	echo Y >$params/same_filled
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -123,6 +124,27 @@ rwk "never-written pages read as zeros, evicted without a transfer" \
 	-z -t 16 -b 1024 -p 1024
 rwk "without DLM_NL_F_KEPT every victim is stored, none dropped" \
 	'$(kv drops) == 0 && $(kv swapouts) > 0' -t 16 -b 2048 -p 1024 -c 3
+
+# Same-filled pages (dlm_rw -f: half the DLM pages hold one repeated value,
+# the others differ from that in one word or byte, or are random): kept as
+# values and filled back locally, every word read back right.
+rwk "same-filled pages kept as values, 64 KB pages, every word checked" \
+	'$(kv same_filled) > 0 && $(kv swapouts) > 0' -f -t 16 -b 1024 -p 64 -c 2
+on_in=$(kv swapins) on_out=$(kv swapouts)
+echo N >$params/same_filled
+rwk "same_filled=N: every written victim is stored, data intact" \
+	'$(kv same_filled) == 0 && $(kv swapouts) > 0' -f -t 16 -b 1024 -p 64 -c 2
+echo Y >$params/same_filled
+off_in=$(kv swapins) off_out=$(kv swapouts)
+if ((on_in > 0 && on_in * 10 <= off_in * 6 && on_out * 10 <= off_out * 6)); then
+	ok "same-filled pages move no data: $on_in/$on_out swap-ins/outs against $off_in/$off_out"
+else
+	notok "same-filled pages move no data: $on_in/$on_out swap-ins/outs against $off_in/$off_out"
+fi
+rwk "same-filled pages, 4 KB pages, 4 threads, random order" \
+	'$(kv same_filled) > 0' -f -t 4 -b 256 -p 4 -j 4 -a random -r 2
+rwk "same-filled pages, 1 MB pages, 6% local, serial protocol" \
+	'$(kv same_filled) > 0 && $(kv swapouts) > 0' -f -t 16 -b 1024 -p 1024 -x serial
 start_daemon keep
 rwk "copies kept: clean re-reads evicted by DROP, data intact" \
 	'$(kv drops) > $(kv swapouts) && $(kv swapins) > 0' \

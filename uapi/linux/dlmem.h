@@ -32,6 +32,7 @@
 #define DLM_FEATURE_STATS	_BITULL(1)	/* DLM_IOC_STATS */
 #define DLM_FEATURE_REMOTE	_BITULL(2)	/* DLM_BACKING_REMOTE spaces */
 #define DLM_FEATURE_BLK		_BITULL(3)	/* DLM_IOC_BLK_ADD, _DEL */
+#define DLM_FEATURE_SAME_FILLED	_BITULL(4)	/* dlm_stats.same_filled */
 
 /**
  * struct dlm_api - DLM_IOC_API argument.
@@ -131,6 +132,11 @@ struct dlm_setup {
  *	victim's swap-out (the free-slot reserve was empty); a fault retried
  *	after waiting may count more than once.
  * @readaheads: DLM pages fetched ahead of a sequential fault.
+ * @same_filled: DLM pages evicted as one repeated 8-byte value: the kernel
+ *	kept the value instead of storing the page (written pages found so,
+ *	and such pages evicted again unwritten; zero is kept as never
+ *	touched).  Their next fault fills the frames locally.  Needs
+ *	DLM_FEATURE_SAME_FILLED (older kernels leave it zero).
  * @reserved: zero.
  */
 struct dlm_stats {
@@ -146,7 +152,8 @@ struct dlm_stats {
 	__u64 drops;
 	__u64 store_waits;
 	__u64 readaheads;
-	__u64 reserved[4];
+	__u64 same_filled;
+	__u64 reserved[3];
 };
 
 /* Defaults and limits of struct dlm_blk_add. */

@@ -613,7 +613,8 @@ __attribute__((destructor)) static void preload_fini(void)
 		return;
 	if (ioctl(g.sp.fd, DLM_IOC_STATS, &k))
 		memset(&k, 0xff, sizeof(k));
-	say("libdlm-preload: pid %d: exit: %llu blocks (%llu MB) from DLM, %llu faults, %llu swapins, %llu swapouts, %llu SIGBUS, %llu lost",
+	say("libdlm-preload: pid %d: exit: %llu blocks (%llu MB) from DLM, %llu faults, %llu swapins, %llu swapouts, %llu same-filled, %llu SIGBUS, %llu lost",
 	    (int)getpid(), g.blocks, g.bytes >> 20, (ull)k.faults,
-	    (ull)k.swapins, (ull)k.swapouts, (ull)k.sigbus, (ull)k.lost);
+	    (ull)k.swapins, (ull)k.swapouts, (ull)k.same_filled,
+	    (ull)k.sigbus, (ull)k.lost);
 }
