@@ -241,6 +241,8 @@ void fmpl_unpin(struct fmpl_pages *pg);
 void *fmpl_vmap(struct fmpl_pages *pg);
 int fmpl_copy_to_pages(struct fmpl_pages *dst, const void __user *src, u64 n);
 int fmpl_copy_from_pages(void __user *dst, struct fmpl_pages *src, u64 n);
+int fmpl_copy_init(void);
+void fmpl_copy_exit(void);
 
 /* fmpl_world.c */
 int fmpl_join(struct fmpl_ep **epp, const struct fmpl_init *in);

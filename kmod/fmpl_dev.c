@@ -378,15 +378,24 @@ static struct miscdevice fmpl_misc = {
 
 int fmpl_dev_init(void)
 {
+	int ret;
+
 	if (!msg_max_mb || msg_max_mb > 1024) {
 		pr_err("msg_max_mb=%u must be 1..1024\n", msg_max_mb);
 		return -EINVAL;
 	}
 	fmpl_msg_max = (u64)msg_max_mb << 20;
-	return misc_register(&fmpl_misc);
+	ret = fmpl_copy_init();
+	if (ret)
+		return ret;
+	ret = misc_register(&fmpl_misc);
+	if (ret)
+		fmpl_copy_exit();
+	return ret;
 }
 
 void fmpl_dev_exit(void)
 {
 	misc_deregister(&fmpl_misc);
+	fmpl_copy_exit();
 }

@@ -4,10 +4,13 @@
  * message between the current process's memory and pinned pages.
  */
 #include <linux/highmem.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 #include "fmpl.h"
 
@@ -77,20 +80,65 @@ void *fmpl_vmap(struct fmpl_pages *pg)
 	return va ? va + pg->offset : NULL;
 }
 
-/* Copy @n bytes from the current process's @src into @dst's pages. */
-int fmpl_copy_to_pages(struct fmpl_pages *dst, const void __user *src, u64 n)
+/*
+ * The one copy of a message, between the current process's memory and a
+ * peer's pinned pages.  A message of 2 * FMPL_CHUNK or more is copied in
+ * chunks that the caller and up to msg_copy_helpers work items take in
+ * turn, as KNEM offloads large copies to I/OAT: a helper runs on a CPU the
+ * scheduler finds idle (the peer that waits for this very message has
+ * usually gone to sleep by then), enters the caller's address space with
+ * kthread_use_mm(), as the USB gadget fs does for its user copies, and
+ * copies chunks until none are left.  The caller copies chunks too, then
+ * takes back the helpers that never started (cancel_work_sync()), so with
+ * no idle CPU the copy costs what it did alone.
+ */
+#define FMPL_CHUNK	(128U << 10)
+#define FMPL_HELPERS_MAX 8
+
+static unsigned int msg_copy_helpers = 3;
+module_param(msg_copy_helpers, uint, 0644);
+MODULE_PARM_DESC(msg_copy_helpers,
+		 "Idle CPUs that may help copy a /dev/fmpl message of 256 KiB or more (0..8, default 3; 0: the copying process alone)");
+
+static struct workqueue_struct *fmpl_copy_wq;
+
+struct fmpl_copy {
+	struct fmpl_pages *pg;
+	void __user *user;
+	u64 n;
+	bool to_pages;
+	struct mm_struct *mm;
+	atomic_t next;		/* next chunk to take */
+	int ret;		/* first error, under cmpxchg */
+};
+
+struct fmpl_helper {
+	struct work_struct work;
+	struct fmpl_copy *c;
+};
+
+/* Copy bytes [@pos, @pos + @n) of message @c. */
+static int fmpl_copy_range(struct fmpl_copy *c, u64 pos, u64 n)
 {
-	unsigned int i, off = dst->offset;
-	u64 done = 0;
+	u64 at = c->pg->offset + pos, done = 0;
+	unsigned int i = at >> PAGE_SHIFT, off = offset_in_page(at);
 
-	for (i = 0; done < n; i++, off = 0) {
+	for (; done < n; i++, off = 0) {
 		size_t len = min_t(u64, PAGE_SIZE - off, n - done);
-		void *va = kmap_local_page(dst->pages[i]);
-		unsigned long left = copy_from_user(va + off, src + done, len);
+		void *va = kmap_local_page(c->pg->pages[i]);
+		unsigned long left;
 
+		if (c->to_pages)
+			left = copy_from_user(va + off, c->user + pos + done,
+					      len);
+		else
+			left = copy_to_user(c->user + pos + done, va + off,
+					    len);
 		kunmap_local(va);
-		flush_dcache_page(dst->pages[i]);
-		set_page_dirty_lock(dst->pages[i]);
+		if (c->to_pages) {
+			flush_dcache_page(c->pg->pages[i]);
+			set_page_dirty_lock(c->pg->pages[i]);
+		}
 		if (left)
 			return -EFAULT;
 		done += len;
@@ -98,21 +146,80 @@ int fmpl_copy_to_pages(struct fmpl_pages *dst, const void __user *src, u64 n)
 	return 0;
 }
 
+/* Take and copy chunks of @c until there are none left. */
+static void fmpl_copy_chunks(struct fmpl_copy *c)
+{
+	u64 pos;
+	int ret;
+
+	for (;;) {
+		pos = (u64)atomic_inc_return(&c->next) * FMPL_CHUNK;
+		if (pos >= c->n)
+			return;
+		ret = fmpl_copy_range(c, pos, min_t(u64, FMPL_CHUNK,
+						    c->n - pos));
+		if (ret)
+			cmpxchg(&c->ret, 0, ret);
+	}
+}
+
+static void fmpl_helper_work(struct work_struct *work)
+{
+	struct fmpl_helper *h = container_of(work, struct fmpl_helper, work);
+
+	kthread_use_mm(h->c->mm);
+	fmpl_copy_chunks(h->c);
+	kthread_unuse_mm(h->c->mm);
+}
+
+static int fmpl_copy(struct fmpl_pages *pg, void __user *user, u64 n,
+		     bool to_pages)
+{
+	struct fmpl_copy c = { .pg = pg, .user = user, .n = n,
+			       .to_pages = to_pages, .mm = current->mm,
+			       .next = ATOMIC_INIT(-1) };
+	struct fmpl_helper h[FMPL_HELPERS_MAX];
+	unsigned int nh, i;
+
+	nh = min3(READ_ONCE(msg_copy_helpers), num_online_cpus() - 1,
+		  (unsigned int)FMPL_HELPERS_MAX);
+	nh = min_t(u64, nh, div_u64(n, FMPL_CHUNK) - (n >= FMPL_CHUNK));
+	if (!nh || !c.mm || !fmpl_copy_wq)
+		return fmpl_copy_range(&c, 0, n);
+	for (i = 0; i < nh; i++) {
+		h[i].c = &c;
+		INIT_WORK_ONSTACK(&h[i].work, fmpl_helper_work);
+		queue_work(fmpl_copy_wq, &h[i].work);
+	}
+	fmpl_copy_chunks(&c);
+	for (i = 0; i < nh; i++) {
+		/* Not started: nothing left for it.  Running: finishing. */
+		cancel_work_sync(&h[i].work);
+		destroy_work_on_stack(&h[i].work);
+	}
+	return c.ret;
+}
+
+/* Copy @n bytes from the current process's @src into @dst's pages. */
+int fmpl_copy_to_pages(struct fmpl_pages *dst, const void __user *src, u64 n)
+{
+	return fmpl_copy(dst, (void __user *)src, n, true);
+}
+
 /* Copy @n bytes from @src's pages to the current process's @dst. */
 int fmpl_copy_from_pages(void __user *dst, struct fmpl_pages *src, u64 n)
 {
-	unsigned int i, off = src->offset;
-	u64 done = 0;
+	return fmpl_copy(src, dst, n, false);
+}
 
-	for (i = 0; done < n; i++, off = 0) {
-		size_t len = min_t(u64, PAGE_SIZE - off, n - done);
-		void *va = kmap_local_page(src->pages[i]);
-		unsigned long left = copy_to_user(dst + done, va + off, len);
+int fmpl_copy_init(void)
+{
+	fmpl_copy_wq = alloc_workqueue("fmpl_copy", WQ_UNBOUND | WQ_HIGHPRI,
+				       FMPL_HELPERS_MAX);
+	return fmpl_copy_wq ? 0 : -ENOMEM;
+}
 
-		kunmap_local(va);
-		if (left)
-			return -EFAULT;
-		done += len;
-	}
-	return 0;
+void fmpl_copy_exit(void)
+{
+	destroy_workqueue(fmpl_copy_wq);
 }

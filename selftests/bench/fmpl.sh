@@ -14,7 +14,8 @@
 # runs, on 2 ranks, ping-pong latency (0 B .. MAX_BYTES, default 4 MB),
 # windowed bandwidth (64 messages in flight, 1 B .. MAX_BYTES) and the
 # pre-posted receive gap (K = 1, 10, 100, 600 outstanding receives), and
-# for reference Open MPI's latency and bandwidth without CMA; then on N =
+# for reference Open MPI's latency and bandwidth without CMA and FMPL's
+# with the copying process alone (msg_copy_helpers=0); then on N =
 # RANKS ranks (default 2 3 4; the VM has 2 vCPUs, so 3 and 4 are
 # oversubscribed) barrier, bcast (8 B, 1 MB) and allreduce (8 B, 64 KB),
 # for FMPL with both the kernel-native and the tree path.  ITERS (default
@@ -104,6 +105,10 @@ ncpu=$(nproc)
 echo "meta,host,-,$ncpu,,$(uname -r)," >>"$csv"
 if [[ -r /sys/module/dlmem/parameters/msg_max_mb ]]; then
 	echo "meta,fmpl,msg_max_mb,,,$(cat /sys/module/dlmem/parameters/msg_max_mb)," >>"$csv"
+fi
+helpers=/sys/module/dlmem/parameters/msg_copy_helpers
+if [[ -r $helpers ]]; then
+	echo "meta,fmpl,msg_copy_helpers,,,$(cat "$helpers")," >>"$csv"
 fi
 
 # launch IMPL N [MODE]: LAUNCH = the command line starting N ranks of IMPL
@@ -204,6 +209,13 @@ for rep in $(seq "$reps"); do
 		# FMPL's fast indices: messages up to 96 B with no system call.
 		if [[ $impl == fmpl ]]; then
 			run fmpl fast 2 -t latency,bw -m "$max_bytes" -n "$iters"
+			# For reference: the copying process alone, no helpers.
+			if [[ -w $helpers ]]; then
+				old=$(cat "$helpers")
+				echo 0 >"$helpers"
+				run fmpl alone 2 -t latency,bw -m "$max_bytes" -n "$iters"
+				echo "$old" >"$helpers"
+			fi
 		fi
 		# For reference: Open MPI copying in and out of shared memory.
 		if [[ $impl == openmpi ]]; then

@@ -22,11 +22,12 @@ COLL_SYS = (('fmpl', 'native'), ('fmpl', 'tree'), ('openmpi', '-'), ('mpich', '-
 COLL_NAME = {('fmpl', 'native'): 'FMPL native', ('fmpl', 'tree'): 'FMPL tree',
              ('openmpi', '-'): 'Open MPI', ('mpich', '-'): 'MPICH'}
 COLOR = {('fmpl', '-'): 'C0', ('fmpl', 'native'): 'C0', ('fmpl', 'tree'): 'C3',
-         ('fmpl', 'fast'): 'C4',
+         ('fmpl', 'fast'): 'C4', ('fmpl', 'alone'): 'C5',
          ('openmpi', '-'): 'C1', ('mpich', '-'): 'C2'}
-P2P_SYS = (('fmpl', '-'), ('fmpl', 'fast'), ('openmpi', '-'), ('mpich', '-'),
-           ('openmpi', 'nocma'))
+P2P_SYS = (('fmpl', '-'), ('fmpl', 'fast'), ('fmpl', 'alone'), ('openmpi', '-'),
+           ('mpich', '-'), ('openmpi', 'nocma'))
 P2P_NAME = {('fmpl', '-'): 'FMPL', ('fmpl', 'fast'): 'FMPL fast',
+            ('fmpl', 'alone'): 'FMPL alone',
             ('openmpi', '-'): 'Open MPI', ('mpich', '-'): 'MPICH',
             ('openmpi', 'nocma'): 'OMPI noCMA'}
 P2P_SHORT = {('openmpi', '-'): 'OMPI', ('mpich', '-'): 'MPICH',
@@ -118,6 +119,9 @@ def main():
     if ('openmpi', 'nocma') in p2p:
         print('(OMPI noCMA: Open MPI with btl_vader_single_copy_mechanism=none, '
               'for reference)')
+    if ('fmpl', 'alone') in p2p:
+        print('(FMPL alone: msg_copy_helpers=0, the copying process copies '
+              'every message itself, for reference)')
     if ('fmpl', 'fast') in p2p:
         print('(FMPL fast: FMPL_FAST=64, messages up to 96 B through the fast area '
               'with no system call, larger ones as FMPL; last column: fast/OMPI)')
@@ -194,6 +198,11 @@ def main():
               f' -> {verdict(all(r >= BW_BAR for _, r in rs))}')
     else:
         print(f'  >= 1 MB bandwidth FMPL >= {BW_BAR} x Open MPI: not measured -> NOT MET')
+    rs = [(s, val('bw', 'fmpl', s, 'alone'), val('bw', 'openmpi', s)) for s in big]
+    rs = [(s, f / o) for s, f, o in rs if f is not None and o]
+    if rs:
+        print('    (for reference, FMPL with msg_copy_helpers=0 against Open MPI: ' +
+              ', '.join(f'{human(s)} {r:.2f}x' for s, r in rs) + ')')
     rs = [(s, val('bw', 'fmpl', s), val('bw', 'openmpi', s, 'nocma')) for s in big]
     rs = [(s, f / o) for s, f, o in rs if f is not None and o]
     if rs:
@@ -243,8 +252,8 @@ def plot(png, title, data, impls, csys, nranks, ks, sizes, ncpu):
             pts = [(s, v) for s, v in pts if s > 0 and v]
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts],
-                        ':' if c[1] == 'nocma' else '-', marker='o', ms=3,
-                        color=COLOR[c if c == ('fmpl', 'fast') else (c[0], '-')],
+                        ':' if c[1] in ('nocma', 'alone') else '-', marker='o', ms=3,
+                        color=COLOR[c if c in COLOR else (c[0], '-')],
                         label=P2P_NAME[c] if c[1] != 'nocma' else 'Open MPI, no CMA')
         ax.set_xscale('log', base=2)
         ax.set_yscale('log')

@@ -7,7 +7,8 @@
  * buffers, many indices in any order (isend before irecv and irecv before
  * isend), 600 outstanding receives, FMPL_TAG_ANY, EBUSY, truncation, the
  * any-source domain and its separation from the normal one, sends to self,
- * argument errors.
+ * large copies split over idle CPUs (0, 1 and 8 helpers) into untouched
+ * memory and into a buffer with a hole, argument errors.
  */
 #define _GNU_SOURCE
 #include "kselftest_harness.h"
@@ -532,6 +533,103 @@ TEST(irecv_test_reads_the_flag)
 
 	ASSERT_NE(NULL, sent);
 	RUN_RANKS(2, test_rank, sent);
+}
+
+/*
+ * Messages of 256 KB or more are copied in chunks by the copying process
+ * and by idle CPUs (module parameter msg_copy_helpers), which enter the
+ * copier's address space.  With 0, 1 and 8 helpers: a receive that comes
+ * second copies into memory it never touched (faulted in for it), a send
+ * that comes second copies from its own; then a receive buffer with a hole
+ * (a PROT_NONE page) fails with EFAULT, and the world goes on.
+ */
+#define HELPERS_PARAM "/sys/module/dlmem/parameters/msg_copy_helpers"
+
+static int set_helpers(int n)
+{
+	FILE *f = fopen(HELPERS_PARAM, "w");
+
+	if (!f)
+		return -1;
+	fprintf(f, "%d\n", n);
+	return fclose(f);
+}
+
+static void split_rank(struct __test_metadata *_metadata, int rank, int size,
+		       void *arg)
+{
+	const size_t len = 3 * MB + 777, maplen = len + 3 * 4096;
+	int peer = 1 - rank, ier = -1, round, it = *(int *)arg;
+	uint8_t *raw, *buf;
+	uint64_t v;
+
+	INIT(2);
+	for (round = 0; round < 2; round++) {
+		/* Round 0: the receiver copies; round 1: the sender does. */
+		raw = mmap(NULL, maplen, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ASSERT_NE(MAP_FAILED, raw);
+		buf = raw + 4096 + 5;
+		if (rank == 0) {
+			fill(buf, len, seed_of(rank, size, it + round, 13));
+			if (round)
+				sleep_ms(200);
+			ASSERT_EQ(FMPL_SUCCESS, fmpl_send(buf, len, peer, 0, WORLD, &ier));
+		} else {
+			if (!round)
+				sleep_ms(200);
+			ASSERT_EQ(FMPL_SUCCESS, fmpl_recv(buf, len, peer, 0, WORLD, &ier));
+			ASSERT_EQ(-1, check(buf, len, seed_of(peer, size, it + round, 13)));
+			ASSERT_EQ(-1, check_byte(raw, 4096 + 5, 0));
+			ASSERT_EQ(-1, check_byte(buf + len, maplen - len - 4096 - 5, 0));
+		}
+		munmap(raw, maplen);
+	}
+	/* A hole in the middle of the receiving buffer, the receive second. */
+	raw = mmap(NULL, maplen, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, raw);
+	if (rank == 0) {
+		fill(raw, len, seed_of(rank, size, it, 14));
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_send(raw, len, peer, 0, WORLD, &ier));
+	} else {
+		ASSERT_EQ(0, mprotect(raw + 2 * MB, 4096, PROT_NONE));
+		sleep_ms(200);
+		errno = 0;
+		ASSERT_NE(FMPL_SUCCESS, fmpl_recv(raw, len, peer, 0, WORLD, &ier));
+		ASSERT_EQ(EFAULT, errno);
+	}
+	munmap(raw, maplen);
+	v = seed_of(rank, size, it, 15);
+	if (rank == 0) {
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_send(&v, sizeof(v), peer, 1, WORLD, &ier));
+	} else {
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_recv(&v, sizeof(v), peer, 1, WORLD, &ier));
+		ASSERT_EQ(seed_of(peer, size, it, 15), v);
+	}
+	FINALIZE();
+}
+
+TEST(large_copies_with_0_1_8_helpers_into_untouched_memory_and_a_hole)
+{
+	static const int helpers[] = { 0, 1, 8 };
+	char old[16] = "3";
+	FILE *f = fopen(HELPERS_PARAM, "r");
+	unsigned int i;
+	int it;
+
+	if (!f || !fgets(old, sizeof(old), f) || set_helpers(atoi(old))) {
+		if (f)
+			fclose(f);
+		SKIP(return, "%s not writable (root, dlmem.ko with FMPL)", HELPERS_PARAM);
+	}
+	fclose(f);
+	for (i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
+		it = 10 * (int)i;
+		ASSERT_EQ(0, set_helpers(helpers[i]));
+		RUN_RANKS(2, split_rank, &it);
+	}
+	set_helpers(atoi(old));
 }
 
 /* Bad ranks, indices, communicators and buffers: FMPL_ERR_ARG. */
