@@ -187,6 +187,7 @@ static int dlm_setup_validate(struct dlm_setup *s)
 static long dlm_ioc_setup(struct file *file, struct dlm_file *df,
 			  struct dlm_setup __user *uarg)
 {
+	struct dlm_user *user;
 	struct dlm_space *sp;
 	struct dlm_setup s;
 	long ret;
@@ -205,7 +206,8 @@ static long dlm_ioc_setup(struct file *file, struct dlm_file *df,
 		goto unlock;
 	}
 
-	ret = dlm_user_charge(current_euid(), s.total_size, s.local_budget);
+	ret = dlm_user_charge(current_euid(), s.total_size, s.local_budget,
+			      &user);
 	if (ret)
 		goto unlock;
 	sp = dlm_space_create(&s, file->f_mapping);
@@ -215,6 +217,7 @@ static long dlm_ioc_setup(struct file *file, struct dlm_file *df,
 	}
 	/* From here the space's release uncharges. */
 	sp->charged = true;
+	sp->user = user;
 	sp->owner = current_euid();
 	if (s.backing == DLM_BACKING_REMOTE) {
 		ret = dlm_remote_setup(sp);

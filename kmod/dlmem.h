@@ -210,6 +210,7 @@ struct dlm_space {
 	u64 fill_vals[DLM_FILL_VALS];
 	unsigned int nr_fill_vals;
 	bool charged;			/* to owner, by dlm_user_charge() */
+	struct dlm_user *user;		/* owner's record while charged */
 	kuid_t owner;
 	atomic64_t faults;
 	atomic64_t populates;
@@ -236,6 +237,7 @@ struct dlm_space {
  * @done: the daemon completed it, or it was failed.
  * @timed_out: a waiter gave up on it; its completion only cleans up.
  * @kept: a successful FETCH whose COMPLETE carried DLM_NL_F_KEPT.
+ * @user_counted: counted in its space owner's transfers in flight.
  * @sent_ns: when it was sent (ktime_get_ns()).
  * @len: bytes to move (READ, WRITE, DISCARD); 0: the DLM page size.
  * @priv: the sender's, for its completion (blk.c: the request's pdu).
@@ -251,14 +253,18 @@ struct dlm_req {
 	bool done;
 	bool timed_out;
 	bool kept;
+	bool user_counted;
 	u64 sent_ns;
 	u32 len;
 	void *priv;
 };
 
 /* limits.c: per-user limits, charged at DLM_IOC_SETUP */
-int dlm_user_charge(kuid_t uid, u64 total, u64 local);
+struct dlm_user;
+int dlm_user_charge(kuid_t uid, u64 total, u64 local, struct dlm_user **user);
 void dlm_user_uncharge(kuid_t uid, u64 total, u64 local);
+bool dlm_user_request_get(struct dlm_user *u);
+void dlm_user_request_put(struct dlm_user *u);
 
 /* space.c */
 struct dlm_space *dlm_space_create(const struct dlm_setup *setup,

@@ -60,6 +60,8 @@ static void dlm_req_release(struct kref *ref)
 {
 	struct dlm_req *req = container_of(ref, struct dlm_req, ref);
 
+	if (req->user_counted)
+		dlm_user_request_put(req->sp->user);
 	if (req->sp && req->op != DLM_NL_OP_SPACE_DEL)
 		dlm_space_put(req->sp);
 	kfree(req);
@@ -151,6 +153,13 @@ static int dlm_req_fill(struct sk_buff *msg, struct dlm_req *req,
  * while @sp is being freed: it takes no reference on it and must not be
  * waited for.
  */
+/* A transfer of a DLM page, counted against its owner's limit. */
+static bool dlm_req_is_transfer(u32 op)
+{
+	return op == DLM_NL_OP_FETCH || op == DLM_NL_OP_STORE ||
+	       op == DLM_NL_OP_DROP;
+}
+
 struct dlm_req *dlm_req_send(u32 op, struct dlm_space *sp, u64 dpn, u64 slot)
 {
 	return dlm_req_send_io(op, sp, dpn, slot, 0, NULL);
@@ -170,9 +179,16 @@ struct dlm_req *dlm_req_send_io(u32 op, struct dlm_space *sp, u64 dpn,
 	u32 portid;
 	void *hdr;
 
+	/* A transfer past the owner's max_user_requests waits (remote.c). */
+	if (dlm_req_is_transfer(op) && !dlm_user_request_get(sp->user))
+		return ERR_PTR(-EAGAIN);
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
-	if (!req)
+	if (!req) {
+		if (dlm_req_is_transfer(op))
+			dlm_user_request_put(sp->user);
 		return ERR_PTR(-ENOMEM);
+	}
+	req->user_counted = dlm_req_is_transfer(op);
 	/*
 	 * The table's reference and the caller's, both taken now: once sent,
 	 * the request may be completed, and the table's reference dropped,

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Per-user limits on DLM spaces: how many spaces one user may have at once,
- * how much DLM memory they may span together, and how much of it may be
- * local.  The local part bounds the frames a user holds and, with them,
- * the user's requests to the daemon in flight: a remote space has at most
- * one transfer per local DLM page, plus its own setup or teardown.
+ * how much DLM memory they may span together, how much of it may be local,
+ * and how many transfers their spaces may have in flight to the daemon.
+ * The local part bounds the frames a user holds and, with them, the
+ * transfers (a remote space has at most one per local DLM page);
+ * max_user_requests bounds them directly, however small the DLM pages: a
+ * fault that would pass it waits for a transfer to complete instead.
  *
  * A space is charged to the effective uid of the process that sets it up
  * (DLM_IOC_SETUP) and uncharged when it is released; block devices are
@@ -32,6 +34,11 @@ module_param(max_user_local_mb, ulong, 0644);
 MODULE_PARM_DESC(max_user_local_mb,
 		 "Most local budget (sum over the user's spaces; bounds its frames and its requests in flight) one user may have at once, MiB (default 0: no limit)");
 
+static unsigned int max_user_requests;
+module_param(max_user_requests, uint, 0644);
+MODULE_PARM_DESC(max_user_requests,
+		 "Most transfers (fetches, stores, drops) one user's DLM spaces may have in flight to the daemon at once; a fault past it waits for one to complete (default 0: no limit beyond max_user_local_mb)");
+
 static unsigned int max_user_spaces;
 module_param(max_user_spaces, uint, 0644);
 MODULE_PARM_DESC(max_user_spaces,
@@ -43,6 +50,7 @@ struct dlm_user {
 	u64 total;
 	u64 local;
 	unsigned int spaces;
+	atomic_t requests;	/* transfers in flight, all its spaces */
 };
 
 static DEFINE_SPINLOCK(dlm_users_lock);
@@ -85,7 +93,11 @@ static int dlm_user_check(const struct dlm_user *u, u64 total, u64 local)
 	return 0;
 }
 
-int dlm_user_charge(kuid_t uid, u64 total, u64 local)
+/*
+ * Charge a new space of @total bytes, @local of them local, to @uid; on
+ * success *@user is the user's record, valid until the space is uncharged.
+ */
+int dlm_user_charge(kuid_t uid, u64 total, u64 local, struct dlm_user **user)
 {
 	struct dlm_user *u, *fresh;
 	int ret;
@@ -106,6 +118,7 @@ int dlm_user_charge(kuid_t uid, u64 total, u64 local)
 		u->total += total;
 		u->local += local;
 		u->spaces++;
+		*user = u;
 	} else if (!u->spaces) {
 		hash_del(&u->node);
 		fresh = u;	/* freed below */
@@ -132,4 +145,27 @@ void dlm_user_uncharge(kuid_t uid, u64 total, u64 local)
 	}
 	spin_unlock(&dlm_users_lock);
 	kfree(gone);
+}
+
+/*
+ * Count a transfer of one of @u's spaces in flight; false if that would
+ * pass max_user_requests (not counted then).  @u NULL: not charged, no
+ * limit (block devices).
+ */
+bool dlm_user_request_get(struct dlm_user *u)
+{
+	unsigned int max = READ_ONCE(max_user_requests);
+
+	if (!u)
+		return true;
+	if (atomic_inc_return(&u->requests) <= max || !max)
+		return true;
+	atomic_dec(&u->requests);
+	return false;
+}
+
+void dlm_user_request_put(struct dlm_user *u)
+{
+	if (u)
+		atomic_dec(&u->requests);
 }

@@ -38,6 +38,10 @@
  * a page of any other data differs in its first words, so the scan costs
  * little.  A table full of other values leaves the page to a STORE.
  *
+ * A transfer that would pass the owner's max_user_requests is not sent
+ * (-EAGAIN): read-ahead and the reserve's refill stop there, and a fault
+ * waits as for a busy slot (polling every 10 ms) and looks again.
+ *
  * Waiting: a fault that must wait for the daemon drops sp->lock, and the
  * mmap lock when the fault flags allow a retry, then waits killably for at
  * most request_timeout_ms.  A request unanswered that long means the
@@ -661,6 +665,10 @@ again:
 		if (k == DLM_NO_SLOT)
 			goto wait;	/* all slots in transfer (req NULL) */
 		req = dlm_evict(sp, k);
+		if (req == ERR_PTR(-EAGAIN)) {
+			req = NULL;	/* max_user_requests: wait, look again */
+			goto wait;
+		}
 		if (IS_ERR(req)) {
 			ret = dlm_remote_sigbus(sp, dpn, "no daemon to store a victim");
 			goto unlock;
@@ -698,6 +706,10 @@ again:
 	}
 
 	req = dlm_req_send(DLM_NL_OP_FETCH, sp, dpn, k);
+	if (req == ERR_PTR(-EAGAIN)) {
+		req = NULL;	/* max_user_requests: wait, look again */
+		goto wait;
+	}
 	if (IS_ERR(req)) {
 		ret = dlm_remote_sigbus(sp, dpn, "no daemon to fetch it");
 		goto unlock;

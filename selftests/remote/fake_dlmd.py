@@ -17,6 +17,10 @@ make it misbehave on purpose, to test that the kernel never trusts it:
              honour DROP of a kept page, refuse any other with -ESTALE
   keep-refuse  say KEPT but release the copy anyway and refuse every
              DROP: the kernel must STORE those pages, or lose them
+  batch      serve every request but hold the completions until 8 are
+             held or no request came for 30 ms, and count the most held
+             at once (held_max in the stats file): how many transfers the
+             kernel had in flight
 
 Usage: fake_dlmd.py [--mode MODE] [--pool-mb N] [--ready-file F]
 Writes F when registered and mapped; exits on SIGTERM.
@@ -149,13 +153,21 @@ def main():
     stall_after = (int(args.mode.split(':')[1])
                    if args.mode.startswith('stall-after:') else -1)
     refused = 0
+    held = []
+    held_max = 0
 
     def complete(rid, status, extra=()):
         g.send(fam, CMD_COMPLETE, [attr(A_REQ_ID, u64(rid)),
                                    attr(A_STATUS, s32(status)), *extra])
 
     while True:
-        for typ, cmd, a in g.recv():
+        if args.mode == 'batch':
+            g.s.settimeout(0.03 if held else None)
+        try:
+            msgs = list(g.recv())
+        except socket.timeout:
+            msgs = []
+        for typ, cmd, a in msgs:
             if typ == 'error':
                 if cmd:
                     refused += 1
@@ -211,11 +223,20 @@ def main():
                 for k in [k for k in store if k[0] == space]:
                     del store[k]
                     kept.discard(k)
-            complete(rid, status, extra)
+            if args.mode == 'batch':
+                held.append((rid, status, extra))
+                held_max = max(held_max, len(held))
+            else:
+                complete(rid, status, extra)
+        if held and (not msgs or len(held) >= 8):
+            for h in held:
+                complete(*h)
+            held = []
         if args.ready_file:
             with open(args.ready_file + '.stats', 'w') as f:
                 f.write(f'served={served} refused={refused} '
-                        f'stored={len(store)} drops={drops}\n')
+                        f'stored={len(store)} drops={drops} '
+                        f'held_max={held_max}\n')
 
 
 if __name__ == '__main__':

@@ -26,7 +26,7 @@ if ! command -v python3 >/dev/null; then
 	echo "1..0 # SKIP needs python3 for fake_dlmd.py"
 	exit $KSFT_SKIP
 fi
-echo "1..41"
+echo "1..44"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
@@ -61,6 +61,7 @@ cleanup() {
 	stop_daemon
 	echo "$old_timeout" >$params/request_timeout_ms
 	echo Y >$params/same_filled
+	echo 0 >$params/max_user_requests
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -145,6 +146,26 @@ rwk "same-filled pages, 4 KB pages, 4 threads, random order" \
 	'$(kv same_filled) > 0' -f -t 4 -b 256 -p 4 -j 4 -a random -r 2
 rwk "same-filled pages, 1 MB pages, 6% local, serial protocol" \
 	'$(kv same_filled) > 0 && $(kv swapouts) > 0' -f -t 16 -b 1024 -p 1024 -x serial
+# max_user_requests: a user's transfers in flight never pass it; faults
+# past it wait, and every word reads back.  The batch daemon holds its
+# completions to count how many the kernel had in flight at once.
+held_max() { sed -n 's/.*held_max=\([0-9]*\).*/\1/p' "$tmp/ready.stats"; }
+start_daemon batch
+echo 2 >$params/max_user_requests
+rwk "max_user_requests=2: 8 threads faulting, data intact" \
+	'$(kv swapins) > 0' -t 8 -b 512 -p 64 -j 8 -a random -x cross -r 1
+sleep 0.5; capped=$(held_max)
+echo 0 >$params/max_user_requests
+start_daemon batch
+rwk "max_user_requests=0: the same run, data intact" \
+	'$(kv swapins) > 0' -t 8 -b 512 -p 64 -j 8 -a random -x cross -r 1
+sleep 0.5; free=$(held_max)
+if [[ -n $capped && -n $free ]] && ((capped <= 2 && free > 2)); then
+	ok "at most 2 transfers in flight with the limit, $free without it"
+else
+	notok "transfers in flight: ${capped:-?} with max_user_requests=2 (want <= 2), ${free:-?} without (want > 2)"
+fi
+
 start_daemon keep
 rwk "copies kept: clean re-reads evicted by DROP, data intact" \
 	'$(kv drops) > $(kv swapouts) && $(kv swapins) > 0' \
