@@ -371,14 +371,13 @@ static u64 dlm_pick_victim(struct dlm_space *sp, u64 keep)
  * Evict the DLM page in slot @k: unmap it everywhere, then forget it if it
  * was never written since zero-filled, or keep its value if it is
  * same-filled (both return NULL: the slot is free), else send DROP or
- * STORE.  Returns the request with a reference for the
- * caller.  Called with sp->lock held.
+ * STORE.  Returns the request with a reference for the caller.  Called
+ * with sp->lock held.
  */
 static struct dlm_req *dlm_evict(struct dlm_space *sp, u64 k)
 {
 	struct dlm_slot *slot = &sp->slots[k];
 	struct dlm_req *req;
-
 	long fill = -1;
 	u64 val;
 
