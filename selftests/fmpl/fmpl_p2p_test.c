@@ -538,12 +538,26 @@ TEST(irecv_test_reads_the_flag)
 /*
  * Messages of 256 KB or more are copied in chunks by the copying process
  * and by idle CPUs (module parameter msg_copy_helpers), which enter the
- * copier's address space.  With 0, 1 and 8 helpers: a receive that comes
+ * copier's address space.  With 0, 1 and 8 helpers (one test each, to stay
+ * within the harness's 30 s on a debug kernel): a receive that comes
  * second copies into memory it never touched (faulted in for it), a send
  * that comes second copies from its own; then a receive buffer with a hole
  * (a PROT_NONE page) fails with EFAULT, and the world goes on.
  */
 #define HELPERS_PARAM "/sys/module/dlmem/parameters/msg_copy_helpers"
+
+static int read_helpers(void)
+{
+	FILE *f = fopen(HELPERS_PARAM, "r");
+	int n = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
 
 static int set_helpers(int n)
 {
@@ -558,7 +572,7 @@ static int set_helpers(int n)
 static void split_rank(struct __test_metadata *_metadata, int rank, int size,
 		       void *arg)
 {
-	const size_t len = 3 * MB + 777, maplen = len + 3 * 4096;
+	const size_t len = 2 * MB + 777, maplen = len + 3 * 4096;
 	int peer = 1 - rank, ier = -1, round, it = *(int *)arg;
 	uint8_t *raw, *buf;
 	uint64_t v;
@@ -593,7 +607,7 @@ static void split_rank(struct __test_metadata *_metadata, int rank, int size,
 		fill(raw, len, seed_of(rank, size, it, 14));
 		ASSERT_EQ(FMPL_SUCCESS, fmpl_send(raw, len, peer, 0, WORLD, &ier));
 	} else {
-		ASSERT_EQ(0, mprotect(raw + 2 * MB, 4096, PROT_NONE));
+		ASSERT_EQ(0, mprotect(raw + MB + 8192, 4096, PROT_NONE));
 		sleep_ms(200);
 		errno = 0;
 		ASSERT_NE(FMPL_SUCCESS, fmpl_recv(raw, len, peer, 0, WORLD, &ier));
@@ -610,26 +624,33 @@ static void split_rank(struct __test_metadata *_metadata, int rank, int size,
 	FINALIZE();
 }
 
-TEST(large_copies_with_0_1_8_helpers_into_untouched_memory_and_a_hole)
+static void split_copies(struct __test_metadata *_metadata, int helpers)
 {
-	static const int helpers[] = { 0, 1, 8 };
-	char old[16] = "3";
-	FILE *f = fopen(HELPERS_PARAM, "r");
-	unsigned int i;
-	int it;
+	int old = read_helpers(), it = 10 * helpers, rc;
+	pid_t pids[RANKS_MAX];
 
-	if (!f || !fgets(old, sizeof(old), f) || set_helpers(atoi(old))) {
-		if (f)
-			fclose(f);
+	if (old < 0 || set_helpers(old))
 		SKIP(return, "%s not writable (root, dlmem.ko with FMPL)", HELPERS_PARAM);
-	}
-	fclose(f);
-	for (i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
-		it = 10 * (int)i;
-		ASSERT_EQ(0, set_helpers(helpers[i]));
-		RUN_RANKS(2, split_rank, &it);
-	}
-	set_helpers(atoi(old));
+	ASSERT_EQ(0, set_helpers(helpers));
+	start_ranks(_metadata, 2, split_rank, &it, pids);
+	rc = wait_ranks(_metadata, 2, pids);
+	set_helpers(old);
+	ASSERT_EQ(0, rc);
+}
+
+TEST(large_copies_alone_into_untouched_memory_and_a_hole)
+{
+	split_copies(_metadata, 0);
+}
+
+TEST(large_copies_with_1_helper_into_untouched_memory_and_a_hole)
+{
+	split_copies(_metadata, 1);
+}
+
+TEST(large_copies_with_8_helpers_into_untouched_memory_and_a_hole)
+{
+	split_copies(_metadata, 8);
 }
 
 /* Bad ranks, indices, communicators and buffers: FMPL_ERR_ARG. */
