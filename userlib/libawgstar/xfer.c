@@ -31,8 +31,9 @@ static int awglib_dma(struct awg_handle *h, unsigned long req, uint64_t offset,
 	return 0;
 }
 
-AWGLIB_PUBLIC int awg_write(struct awg_handle *h, uint64_t offset,
-			    const void *buf, size_t len)
+/* awg_write/awg_read's arguments: -1 (errno set), 0 (nothing to move), 1. */
+static int awglib_xfer_check(struct awg_handle *h, uint64_t offset,
+			     const void *buf, size_t len)
 {
 	if (awglib_range(h, offset, len) < 0)
 		return -1;
@@ -42,6 +43,16 @@ AWGLIB_PUBLIC int awg_write(struct awg_handle *h, uint64_t offset,
 		errno = EFAULT;
 		return -1;
 	}
+	return 1;
+}
+
+AWGLIB_PUBLIC int awg_write(struct awg_handle *h, uint64_t offset,
+			    const void *buf, size_t len)
+{
+	int ret = awglib_xfer_check(h, offset, buf, len);
+
+	if (ret <= 0)
+		return ret;
 	if (len >= h->dma_threshold)
 		return awglib_dma(h, AWG_IOC_WRITE, offset, (void *)buf, len);
 	/* Pointer stores: published at the next token visit. */
@@ -52,14 +63,10 @@ AWGLIB_PUBLIC int awg_write(struct awg_handle *h, uint64_t offset,
 AWGLIB_PUBLIC int awg_read(struct awg_handle *h, uint64_t offset, void *buf,
 			   size_t len)
 {
-	if (awglib_range(h, offset, len) < 0)
-		return -1;
-	if (len == 0)
-		return 0;
-	if (!buf) {
-		errno = EFAULT;
-		return -1;
-	}
+	int ret = awglib_xfer_check(h, offset, buf, len);
+
+	if (ret <= 0)
+		return ret;
 	if (len >= h->dma_threshold)
 		return awglib_dma(h, AWG_IOC_READ, offset, buf, len);
 	memcpy(buf, (const char *)h->map + offset, len);

@@ -141,14 +141,10 @@ static inline splash_cplx splash_root(uint64_t k, uint64_t n)
 	return c;
 }
 
-/*
- * The sequential reference: in-place iterative radix-2 FFT of @n (a power
- * of two) points, forward (e^-).  Used on one node to check the parallel
- * result, and checked itself against the naive DFT for small n.
- */
-static inline void splash_fft_ref(splash_cplx *x, uint64_t n)
+/* Put @n (a power of two) points into bit-reversed order, in place. */
+static inline void splash_bitrev(splash_cplx *x, uint64_t n)
 {
-	uint64_t i, j, k, len;
+	uint64_t i, j;
 
 	for (i = 1, j = 0; i < n; i++) {
 		uint64_t bit = n >> 1;
@@ -163,6 +159,18 @@ static inline void splash_fft_ref(splash_cplx *x, uint64_t n)
 			x[j] = t;
 		}
 	}
+}
+
+/*
+ * The sequential reference: in-place iterative radix-2 FFT of @n (a power
+ * of two) points, forward (e^-).  Used on one node to check the parallel
+ * result, and checked itself against the naive DFT for small n.
+ */
+static inline void splash_fft_ref(splash_cplx *x, uint64_t n)
+{
+	uint64_t i, k, len;
+
+	splash_bitrev(x, n);
 	for (len = 2; len <= n; len <<= 1) {
 		for (i = 0; i < n; i += len) {
 			for (k = 0; k < len / 2; k++) {

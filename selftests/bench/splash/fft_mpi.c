@@ -19,21 +19,9 @@ static uint64_t *plo, *phi;	/* every rank's rows */
 
 static void fft_row(splash_cplx *x, const splash_cplx *twiddle_row)
 {
-	uint64_t i, j, k, len, step;
+	uint64_t i, k, len, step;
 
-	for (i = 1, j = 0; i < rows; i++) {
-		uint64_t bit = rows >> 1;
-
-		for (; j & bit; bit >>= 1)
-			j ^= bit;
-		j ^= bit;
-		if (i < j) {
-			splash_cplx t = x[i];
-
-			x[i] = x[j];
-			x[j] = t;
-		}
-	}
+	splash_bitrev(x, rows);
 	for (len = 2; len <= rows; len <<= 1) {
 		step = rows / len;
 		for (i = 0; i < rows; i += len) {
