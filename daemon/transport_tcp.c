@@ -7,16 +7,27 @@
  * transfers off the queue, tags them, moves them to the in-flight FIFO and
  * sends them (a WRITE's payload straight from the pool); the receiver reads
  * the replies, which the server sends in order, matches each with the head
- * of the FIFO and receives a READ's payload straight into the pool.
+ * of the FIFO and receives a READ's payload straight into the pool.  The
+ * receiver waits in poll() for the socket, so a reply wakes it and nothing
+ * else has to: with transfers in flight, a server silent for the I/O
+ * timeout since the last progress (the first of them sent, or a reply) is
+ * dead; with none, the receiver looks every eighth of it for new ones.
+ *
+ * A small transfer submitted while nothing is queued and nobody is sending
+ * is sent by its submitter instead: one thread wake-up less on the path of
+ * every fetch and of a swap device's 4 KB requests.  One sender at a time
+ * (c->sending), so the wire order is the FIFO's.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -30,13 +41,26 @@ struct tconn {
 	struct transport_opts opts;
 
 	pthread_mutex_t lock;
-	pthread_cond_t tx_cv, rx_cv;
+	pthread_cond_t tx_cv;
 	struct dlm_xfer *q_head, *q_tail;	/* queued */
 	struct dlm_xfer *f_head, *f_tail;	/* in flight, FIFO */
 	int dying, dead, stopping, threads;
+	int sending;				/* someone is in send_one() */
 	uint64_t next_tag;
+	uint64_t progress_ns;	/* last reply, or first send into an empty FIFO */
 	pthread_t tx, rx;
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Largest WRITE its submitter sends itself (a READ sends a header only). */
+#define TCP_INLINE_MAX	(64 * 1024)
 
 /* Take everything pending off C; returns the list (in flight first). */
 static struct dlm_xfer *take_pending(struct tconn *c)
@@ -77,51 +101,76 @@ static void tcp_die(struct tconn *c, const char *why)
 	c->dead = 1;
 	all = take_pending(c);
 	pthread_cond_broadcast(&c->tx_cv);
-	pthread_cond_broadcast(&c->rx_cv);
 	pthread_mutex_unlock(&c->lock);
 
 	shutdown(c->fd, SHUT_RDWR);
 	xfer_fail_all(all);
 }
 
-static void *tx_main(void *arg)
+/*
+ * Send X.  Called with c->lock held and c->sending set by the caller;
+ * returns with the lock dropped, c->sending still set, 0 or a message in
+ * WHY.  X may be completed (and freed) by tcp_die from the FIFO append on.
+ */
+static int send_one(struct tconn *c, struct dlm_xfer *x, char *why,
+		    size_t whylen)
 {
-	struct tconn *c = arg;
 	uint8_t hdr[WIRE_HDR_SIZE];
 	struct wire_hdr h;
 	struct iovec iov[2];
+	int r, n;
+
+	x->tag = c->next_tag++;
+	if (!c->f_head)
+		c->progress_ns = mono_ns();
+	/* In flight before it is sent: the reply may be quick. */
+	xfer_list_append(&c->f_head, &c->f_tail, x);
+	h = wire_req(x->op == XFER_WRITE ? WIRE_OP_WRITE : WIRE_OP_READ,
+		     x->len, x->remote_off, x->tag);
+	iov[0] = (struct iovec){ .iov_base = hdr, .iov_len = sizeof(hdr) };
+	iov[1] = (struct iovec){ .iov_base = x->buf, .iov_len = x->len };
+	n = x->op == XFER_WRITE && x->len ? 2 : 1;
+	pthread_mutex_unlock(&c->lock);
+
+	wire_hdr_encode(hdr, &h);
+	r = wire_sendv(c->fd, iov, n);	/* payload straight from buf */
+	if (r)
+		snprintf(why, whylen, "send: %s",
+			 r == -EAGAIN ? "timed out" : strerror(-r));
+	return r;
+}
+
+/*
+ * A send is over (R: its result): the connection dies if it failed; the
+ * sender thread may take what queued meanwhile, and tcp_stop may go on.
+ * Returns with c->lock held.
+ */
+static void sent(struct tconn *c, int r, const char *why)
+{
+	if (r)
+		tcp_die(c, why);
+	pthread_mutex_lock(&c->lock);
+	c->sending = 0;
+	pthread_cond_broadcast(&c->tx_cv);
+}
+
+static void *tx_main(void *arg)
+{
+	struct tconn *c = arg;
 	struct dlm_xfer *x;
 	char why[128];
-	int r, n;
+	int r;
 
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
-		while (!c->q_head && !c->dead && !c->stopping)
+		while ((!c->q_head || c->sending) && !c->dead && !c->stopping)
 			pthread_cond_wait(&c->tx_cv, &c->lock);
 		if (c->dead || c->stopping)
 			break;
 		x = xfer_list_pop(&c->q_head, &c->q_tail);
-		x->tag = c->next_tag++;
-		/* In flight before it is sent: the reply may be quick. */
-		xfer_list_append(&c->f_head, &c->f_tail, x);
-		pthread_cond_signal(&c->rx_cv);
-		/* X may be completed (and freed) by tcp_die from here on. */
-		h = wire_req(x->op == XFER_WRITE ? WIRE_OP_WRITE : WIRE_OP_READ,
-			     x->len, x->remote_off, x->tag);
-		iov[0] = (struct iovec){ .iov_base = hdr, .iov_len = sizeof(hdr) };
-		iov[1] = (struct iovec){ .iov_base = x->buf, .iov_len = x->len };
-		n = x->op == XFER_WRITE && x->len ? 2 : 1;
-		pthread_mutex_unlock(&c->lock);
-
-		wire_hdr_encode(hdr, &h);
-		r = wire_sendv(c->fd, iov, n);	/* payload straight from buf */
-		if (r) {
-			snprintf(why, sizeof(why), "send: %s",
-				 r == -EAGAIN ? "timed out" : strerror(-r));
-			tcp_die(c, why);
-			return NULL;
-		}
-		pthread_mutex_lock(&c->lock);
+		c->sending = 1;
+		r = send_one(c, x, why, sizeof(why));
+		sent(c, r, why);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return NULL;
@@ -136,6 +185,48 @@ static const char *recv_err(int r, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * Wait until the socket has a reply to read: 0, -EAGAIN when the
+ * transfers in flight made no progress for the I/O timeout, -ESHUTDOWN
+ * when the connection is dead or stopping, or another -errno.
+ */
+static int wait_reply(struct tconn *c)
+{
+	uint64_t tmo_ns = c->opts.io_timeout_ms * 1000000ULL, since, now;
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+	int busy, done, ms;
+
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		done = c->dead || c->stopping;
+		busy = c->f_head != NULL;
+		since = c->progress_ns;
+		pthread_mutex_unlock(&c->lock);
+		if (done)
+			return -ESHUTDOWN;
+		if (!tmo_ns) {
+			ms = -1;
+		} else if (busy) {
+			now = mono_ns();
+			if (now - since >= tmo_ns)
+				return -EAGAIN;
+			ms = (int)((since + tmo_ns - now + 999999) / 1000000);
+		} else {
+			ms = (int)(c->opts.io_timeout_ms / 8) + 1;
+		}
+		switch (poll(&pfd, 1, ms)) {
+		case -1:
+			if (errno != EINTR)
+				return -errno;
+			break;
+		case 0:
+			break;
+		default:
+			return 0;	/* a reply, or an error recv reports */
+		}
+	}
+}
+
 static void *rx_main(void *arg)
 {
 	struct tconn *c = arg;
@@ -147,16 +238,11 @@ static void *rx_main(void *arg)
 	int r;
 
 	for (;;) {
-		pthread_mutex_lock(&c->lock);
-		while (!c->f_head && !c->dead && !c->stopping)
-			pthread_cond_wait(&c->rx_cv, &c->lock);
-		if (c->dead || c->stopping) {
-			pthread_mutex_unlock(&c->lock);
+		r = wait_reply(c);
+		if (r == -ESHUTDOWN)
 			break;
-		}
-		pthread_mutex_unlock(&c->lock);
-
-		r = wire_recv(c->fd, hdr, sizeof(hdr), NULL);
+		if (!r)
+			r = wire_recv(c->fd, hdr, sizeof(hdr), NULL);
 		if (r) {
 			tcp_die(c, recv_err(r, why, sizeof(why)));
 			break;
@@ -164,10 +250,20 @@ static void *rx_main(void *arg)
 		wire_hdr_decode(&h, hdr);
 
 		pthread_mutex_lock(&c->lock);
-		x = c->dead ? NULL : xfer_list_pop(&c->f_head, &c->f_tail);
-		pthread_mutex_unlock(&c->lock);
-		if (!x)		/* died meanwhile: all were failed */
+		if (c->dead) {		/* all were failed meanwhile */
+			pthread_mutex_unlock(&c->lock);
 			break;
+		}
+		x = xfer_list_pop(&c->f_head, &c->f_tail);
+		c->progress_ns = mono_ns();
+		pthread_mutex_unlock(&c->lock);
+		if (!x) {
+			snprintf(why, sizeof(why),
+				 "protocol error: a reply (op=%#x tag=%" PRIu64
+				 ") with nothing in flight", h.op, h.tag);
+			tcp_die(c, why);
+			break;
+		}
 
 		want_op = (x->op == XFER_WRITE ? WIRE_OP_WRITE : WIRE_OP_READ) |
 			  WIRE_OP_REPLY;
@@ -260,7 +356,6 @@ static void tcp_free(struct tconn *c)
 		close(c->fd);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->tx_cv);
-	pthread_cond_destroy(&c->rx_cv);
 	free(c);
 }
 
@@ -282,7 +377,6 @@ static int tcp_open(struct tconn **out, const struct netaddr *addr,
 	c->opts = *opts;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->tx_cv, NULL);
-	pthread_cond_init(&c->rx_cv, NULL);
 	netaddr_str(addr, c->name, sizeof(c->name));
 	c->fd = net_connect(addr, (int)opts->connect_timeout_ms, err, errlen);
 	if (c->fd < 0) {
@@ -324,14 +418,29 @@ static int tcp_open(struct tconn **out, const struct netaddr *addr,
 
 static void tcp_submit(struct tconn *c, struct dlm_xfer *x)
 {
+	char why[128];
+	int r;
+
 	pthread_mutex_lock(&c->lock);
 	if (c->dead || c->stopping) {
 		pthread_mutex_unlock(&c->lock);
 		x->done(x, -EIO);
 		return;
 	}
-	xfer_list_append(&c->q_head, &c->q_tail, x);
-	pthread_cond_signal(&c->tx_cv);
+	/*
+	 * The receiver must not send: a send that blocks on a full socket
+	 * would wait for a server that waits for the receiver.
+	 */
+	if (c->q_head || c->sending || pthread_equal(pthread_self(), c->rx) ||
+	    (x->op == XFER_WRITE && x->len > TCP_INLINE_MAX)) {
+		xfer_list_append(&c->q_head, &c->q_tail, x);
+		pthread_cond_signal(&c->tx_cv);
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	c->sending = 1;
+	r = send_one(c, x, why, sizeof(why));
+	sent(c, r, why);
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -356,7 +465,6 @@ static void tcp_stop(struct tconn *c)
 	}
 	c->stopping = 1;
 	pthread_cond_broadcast(&c->tx_cv);
-	pthread_cond_broadcast(&c->rx_cv);
 	pthread_mutex_unlock(&c->lock);
 	shutdown(c->fd, SHUT_RDWR);
 	if (c->threads) {
@@ -364,6 +472,8 @@ static void tcp_stop(struct tconn *c)
 		pthread_join(c->rx, NULL);
 	}
 	pthread_mutex_lock(&c->lock);
+	while (c->sending)	/* a submitter's own send, failing now */
+		pthread_cond_wait(&c->tx_cv, &c->lock);
 	c->threads = 0;
 	all = take_pending(c);
 	pthread_mutex_unlock(&c->lock);
