@@ -62,6 +62,9 @@ static uint64_t mono_ns(void)
 /* Largest WRITE its submitter sends itself (a READ sends a header only). */
 #define TCP_INLINE_MAX	(64 * 1024)
 
+/* Set in every receiver thread: they never send (see tcp_submit). */
+static _Thread_local int in_receiver;
+
 /* Take everything pending off C; returns the list (in flight first). */
 static struct dlm_xfer *take_pending(struct tconn *c)
 {
@@ -237,6 +240,7 @@ static void *rx_main(void *arg)
 	char why[160];
 	int r;
 
+	in_receiver = 1;
 	for (;;) {
 		r = wait_reply(c);
 		if (r == -ESHUTDOWN)
@@ -428,10 +432,11 @@ static void tcp_submit(struct tconn *c, struct dlm_xfer *x)
 		return;
 	}
 	/*
-	 * The receiver must not send: a send that blocks on a full socket
-	 * would wait for a server that waits for the receiver.
+	 * No receiver sends, on its own connection or another's (a transfer
+	 * a completion re-submits): a send that blocks on a full socket would
+	 * wait for a server that waits for a receiver, maybe this one.
 	 */
-	if (c->q_head || c->sending || pthread_equal(pthread_self(), c->rx) ||
+	if (c->q_head || c->sending || in_receiver ||
 	    (x->op == XFER_WRITE && x->len > TCP_INLINE_MAX)) {
 		xfer_list_append(&c->q_head, &c->q_tail, x);
 		pthread_cond_signal(&c->tx_cv);
