@@ -32,7 +32,10 @@ DESCRIPTION
     minimal virtme-ng config, for booting with vm-images/vm-run.
 
     1. the tarball is extracted to $dir/linux-source-6.1
-       (KDIR for building dlmem.ko against this kernel);
+       (KDIR for building dlmem.ko against this kernel), and the fixes in
+       vm-images/debug-patches/ are applied: upstream bugs of 6.1 that
+       the selftests hit outside dlmem (today one, a use-after-free
+       KASAN reports in rdma_rxe under the verbs tests);
     2. the config is 'vng --kconfig' (virtme-ng's minimal config: defconfig
        plus what vng needs), or, without vng, 'make defconfig' +
        kvm_guest.config, with the fragment
@@ -44,8 +47,9 @@ DESCRIPTION
        it; RELEASE is 6.1.x-dlmdebug), bzImage is copied to
        $dir/bzImage.
 
-    The result is cached: the key is a hash of the fragment, the source
-    package's version, vng's version and a recipe number in this script.  When the key, bzImage
+    The result is cached: the key is a hash of the fragment, the patches,
+    the source package's version, vng's version and a recipe number in
+    this script.  When the key, bzImage
     and /lib/modules/RELEASE are all there, the script only prints where
     they are (instant).  A changed key rebuilds incrementally in the same
     tree (a new source version is extracted afresh).
@@ -121,8 +125,9 @@ srcver=$(src_version)
 vngver=$([ -n "$vng" ] && "$vng" --version 2>/dev/null || echo none)
 # Bump recipe when a change to this script should rebuild the kernel.
 recipe=1
-key=$({ echo "recipe $recipe"; echo "$srcver"; echo "$vngver"; cat "$fragment"; } |
-	sha256sum | cut -c1-16)
+patches=$(cd "$(dirname "$0")" && pwd)/debug-patches
+key=$({ echo "recipe $recipe"; echo "$srcver"; echo "$vngver"; cat "$fragment"
+	cat "$patches"/*.patch 2>/dev/null; } | sha256sum | cut -c1-16)
 
 report() {
 	case $print in
@@ -162,6 +167,16 @@ if [ ! -f "$src/Makefile" ] || [ "$(cat "$dir/srcver" 2>/dev/null)" != "$srcver"
 	echo "$srcver" >"$dir/srcver"
 fi
 cd "$src"
+
+# --- fixes for upstream bugs the selftests hit (debug-patches/*.patch) -------
+for p in "$patches"/*.patch; do
+	[ -f "$p" ] || continue
+	if patch -p1 -R -s -f --dry-run <"$p" >/dev/null 2>&1; then
+		continue	# applied in an earlier build of this tree
+	fi
+	patch -p1 -s -f <"$p" >>"$log" 2>&1 || die "$(basename "$p") does not apply (see $log)"
+	msg "applied $(basename "$p")"
+done
 
 # --- config -----------------------------------------------------------------
 rm -f .config
