@@ -171,6 +171,7 @@ cd "$src"
 # --- fixes for upstream bugs the selftests hit (debug-patches/*.patch) -------
 for p in "$patches"/*.patch; do
 	[ -f "$p" ] || continue
+	command -v patch >/dev/null || die "patch missing: apt-get install patch"
 	if patch -p1 -R -s -f --dry-run <"$p" >/dev/null 2>&1; then
 		continue	# applied in an earlier build of this tree
 	fi
