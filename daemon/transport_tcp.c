@@ -27,10 +27,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "stats.h"
 #include "transport.h"
 #include "xfer_list.h"
 #include "wire.h"
@@ -50,14 +50,6 @@ struct tconn {
 	uint64_t progress_ns;	/* last reply, or first send into an empty FIFO */
 	pthread_t tx, rx;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* Largest WRITE its submitter sends itself (a READ sends a header only). */
 #define TCP_INLINE_MAX	(64 * 1024)
@@ -125,7 +117,7 @@ static int send_one(struct tconn *c, struct dlm_xfer *x, char *why,
 
 	x->tag = c->next_tag++;
 	if (!c->f_head)
-		c->progress_ns = mono_ns();
+		c->progress_ns = now_ns();
 	/* In flight before it is sent: the reply may be quick. */
 	xfer_list_append(&c->f_head, &c->f_tail, x);
 	h = wire_req(x->op == XFER_WRITE ? WIRE_OP_WRITE : WIRE_OP_READ,
@@ -210,7 +202,7 @@ static int wait_reply(struct tconn *c)
 		if (!tmo_ns) {
 			ms = -1;
 		} else if (busy) {
-			now = mono_ns();
+			now = now_ns();
 			if (now - since >= tmo_ns)
 				return -EAGAIN;
 			ms = (int)((since + tmo_ns - now + 999999) / 1000000);
@@ -259,7 +251,7 @@ static void *rx_main(void *arg)
 			break;
 		}
 		x = xfer_list_pop(&c->f_head, &c->f_tail);
-		c->progress_ns = mono_ns();
+		c->progress_ns = now_ns();
 		pthread_mutex_unlock(&c->lock);
 		if (!x) {
 			snprintf(why, sizeof(why),

@@ -12,7 +12,7 @@ $(BENCH_O)/stream: selftests/bench/stream.c uapi/linux/dlmem.h
 	$(CC) $(USER_CFLAGS) -Wextra -o $@ $<
 
 $(BENCH_O)/xfer_bench: selftests/bench/xfer_bench.c \
-		$(call daemon_objs,transport_tcp $(DAEMON_COMMON) \
+		$(call daemon_objs,transport_tcp stats $(DAEMON_COMMON) \
 		  $(if $(DAEMON_VERBS),transport_verbs $(DAEMON_VERBS)))
 	@mkdir -p $(dir $@)
 	$(CC) $(DAEMON_CFLAGS) $(DAEMON_VERBS_FLAGS) -Idaemon -o $@ $^ \
