@@ -6,10 +6,12 @@
  * A device owns a block space: a remote space (remote.c) of 4 KB pages
  * whose memory-server capacity is reserved in full (SPACE_NEW with BUDGET
  * 0) and whose pool region holds one bounce buffer of DLM_BLK_IO_MAX bytes
- * per tag.  A request is copied into its bounce buffer (writes), sent to
- * the daemon as one READ, WRITE or DISCARD of whole pages, and copied out
- * (reads) when the daemon completes it.  queue_rq sleeps (netlink, memory
- * allocation), hence BLK_MQ_F_BLOCKING.
+ * per tag, then the read-ahead windows (blk_ra.c).  A request is copied
+ * into its bounce buffer (writes), sent to the daemon as one READ, WRITE
+ * or DISCARD of whole pages, and copied out (reads) when the daemon
+ * completes it; a read that a read-ahead window holds is copied out of
+ * the window instead.  queue_rq sleeps (netlink, memory allocation),
+ * hence BLK_MQ_F_BLOCKING.
  *
  * Failures: a request unanswered for request_timeout_ms declares the
  * daemon gone (genl.c), which fails every request in flight; from then on
@@ -29,33 +31,11 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "dlmem.h"
+#include "blk.h"
 
-#define DLM_BLK_IO_PAGES	(DLM_BLK_IO_MAX >> PAGE_SHIFT)
 #define DLM_BLK_MINORS		BIT(MINORBITS)
 /* Largest DISCARD: its byte count must fit DLM_NL_A_LEN (u32). */
 #define DLM_BLK_DISCARD_MAX	SZ_1G
-
-/**
- * struct dlm_blk - one /dev/dlmbN.
- * @index: N.
- * @sp: the block space (a reference).
- * @depth: tags per hardware queue.
- * @tag_set: blk-mq tags; each tag owns DLM_BLK_IO_PAGES pages of the pool.
- * @disk: the gendisk.
- */
-struct dlm_blk {
-	int index;
-	struct dlm_space *sp;
-	u32 depth;
-	struct blk_mq_tag_set tag_set;
-	struct gendisk *disk;
-};
-
-/* Per-request data: how the daemon answered. */
-struct dlm_blk_cmd {
-	blk_status_t status;
-};
 
 static int dlm_blk_major;
 static DEFINE_MUTEX(dlm_blk_lock);	/* the devices: add and delete */
@@ -73,9 +53,9 @@ static unsigned long dlm_blk_slot(struct dlm_blk *b, unsigned int hctx_num,
 		DLM_BLK_IO_PAGES;
 }
 
-/* Copy @rq's data into (@to_pool) or out of its bounce buffer. */
-static void dlm_blk_copy(struct dlm_blk *b, struct request *rq,
-			 unsigned long slot, bool to_pool)
+/* Copy @rq's data into (@to_pool) or out of the pool pages from @slot. */
+void dlm_blk_copy(struct dlm_blk *b, struct request *rq, unsigned long slot,
+		  bool to_pool)
 {
 	struct page **frames = dlm_pool_pages(b->sp->pool_first + slot);
 	struct req_iterator iter;
@@ -105,6 +85,16 @@ static void dlm_blk_copy(struct dlm_blk *b, struct request *rq,
 	}
 }
 
+static void dlm_blk_release(struct kref *ref)
+{
+	kfree(container_of(ref, struct dlm_blk, ref));
+}
+
+void dlm_blk_put(struct dlm_blk *b)
+{
+	kref_put(&b->ref, dlm_blk_release);
+}
+
 static blk_status_t dlm_blk_queue_rq(struct blk_mq_hw_ctx *hctx,
 				     const struct blk_mq_queue_data *bd)
 {
@@ -118,6 +108,7 @@ static blk_status_t dlm_blk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	u64 gen;
 	u32 op;
 
+	cmd->ra = NULL;
 	blk_mq_start_request(rq);
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
@@ -141,13 +132,18 @@ static blk_status_t dlm_blk_queue_rq(struct blk_mq_hw_ctx *hctx,
 				    b->index, b->index);
 		return BLK_STS_IOERR;
 	}
+	if (op == DLM_NL_OP_READ && dlm_blk_ra_read(b, rq))
+		return BLK_STS_OK;
+	if (op != DLM_NL_OP_READ)
+		dlm_blk_ra_invalidate(b, rq);
 	if (op == DLM_NL_OP_WRITE)
 		dlm_blk_copy(b, rq, slot, true);
 
 	cmd->status = BLK_STS_OK;
 	/* This may be swap-out: no allocation may recurse into block I/O. */
 	noio = memalloc_noio_save();
-	req = dlm_req_send_io(op, b->sp, dpn, slot, blk_rq_bytes(rq), cmd);
+	req = dlm_req_send_io(op, b->sp, dpn, slot, blk_rq_bytes(rq),
+			      &cmd->io);
 	memalloc_noio_restore(noio);
 	if (IS_ERR(req))
 		return errno_to_blk_status(PTR_ERR(req));
@@ -155,15 +151,37 @@ static blk_status_t dlm_blk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	return BLK_STS_OK;
 }
 
-/* Called by remote.c when a block request completes; no locks held. */
+/* Called by remote.c when a request of a device completes; no locks held. */
 void dlm_blk_complete(struct dlm_req *req)
 {
-	struct dlm_blk_cmd *cmd = req->priv;
-	struct request *rq = blk_mq_rq_from_pdu(cmd);
+	struct dlm_blk_io *io = req->priv;
 
 	/* The daemon may only answer 0 or an errno (genl.c checks). */
-	cmd->status = req->status ? BLK_STS_IOERR : BLK_STS_OK;
+	io->done(io, req->status);
+}
+
+/* A block request's own READ, WRITE or DISCARD completed. */
+static void dlm_blk_cmd_done(struct dlm_blk_io *io, int status)
+{
+	struct dlm_blk_cmd *cmd = container_of(io, struct dlm_blk_cmd, io);
+	struct request *rq = blk_mq_rq_from_pdu(cmd);
+
+	/* A window fetched while this was in flight may predate it. */
+	if (req_op(rq) != REQ_OP_READ)
+		dlm_blk_ra_invalidate(rq->q->queuedata, rq);
+	cmd->status = status ? BLK_STS_IOERR : BLK_STS_OK;
 	blk_mq_complete_request(rq);
+}
+
+static int dlm_blk_init_request(struct blk_mq_tag_set *set,
+				struct request *rq, unsigned int hctx_idx,
+				unsigned int numa_node)
+{
+	struct dlm_blk_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	cmd->io.done = dlm_blk_cmd_done;
+	INIT_LIST_HEAD(&cmd->ra_node);
+	return 0;
 }
 
 static void dlm_blk_complete_rq(struct request *rq)
@@ -171,7 +189,9 @@ static void dlm_blk_complete_rq(struct request *rq)
 	struct dlm_blk_cmd *cmd = blk_mq_rq_to_pdu(rq);
 	struct dlm_blk *b = rq->q->queuedata;
 
-	if (!cmd->status && req_op(rq) == REQ_OP_READ)
+	if (cmd->ra)
+		dlm_blk_ra_complete(b, rq);
+	else if (!cmd->status && req_op(rq) == REQ_OP_READ)
 		dlm_blk_copy(b, rq, dlm_blk_slot(b, rq->mq_hctx->queue_num, rq),
 			     false);
 	blk_mq_end_request(rq, cmd->status);
@@ -193,6 +213,7 @@ static const struct blk_mq_ops dlm_blk_mq_ops = {
 	.queue_rq = dlm_blk_queue_rq,
 	.complete = dlm_blk_complete_rq,
 	.timeout = dlm_blk_timeout,
+	.init_request = dlm_blk_init_request,
 };
 
 static struct gendisk *dlm_blk_alloc_disk(struct dlm_blk *b)
@@ -258,14 +279,20 @@ static int dlm_blk_validate(const struct dlm_blk_add *a)
 	return 0;
 }
 
-/* Create the block space: capacity on the servers, bounce buffers. */
-static int dlm_blk_space(struct dlm_blk *b, u64 size, u32 queues)
+/*
+ * Create the block space: capacity on the servers, bounce buffers, then
+ * the read-ahead windows.
+ */
+static int dlm_blk_space(struct dlm_blk *b, u64 size)
 {
+	unsigned long bounce = (unsigned long)b->queues * b->depth *
+			       DLM_BLK_IO_PAGES;
 	struct dlm_setup s = {
 		.backing = DLM_BACKING_REMOTE,
 		.page_size = PAGE_SIZE,
 		.total_size = size,
-		.local_budget = (u64)queues * b->depth * DLM_BLK_IO_MAX,
+		.local_budget = ((u64)bounce +
+				 DLM_BLK_RA_WINDOWS * b->ra_pages) << PAGE_SHIFT,
 	};
 	struct dlm_space *sp;
 	int ret;
@@ -280,6 +307,7 @@ static int dlm_blk_space(struct dlm_blk *b, u64 size, u32 queues)
 		return ret;
 	}
 	b->sp = sp;
+	dlm_blk_ra_init(b, bounce);
 	return 0;
 }
 
@@ -293,7 +321,10 @@ static int dlm_blk_create(struct dlm_blk_add *a)
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
+	kref_init(&b->ref);
 	b->depth = a->queue_depth ?: DLM_BLK_DEPTH_DEFAULT;
+	b->queues = queues;
+	b->ra_pages = dlm_blk_ra_window_pages();
 
 	mutex_lock(&dlm_blk_lock);
 	ret = idr_alloc(&dlm_blk_idr, b, 0, DLM_BLK_MINORS, GFP_KERNEL);
@@ -301,7 +332,7 @@ static int dlm_blk_create(struct dlm_blk_add *a)
 		goto unlock;
 	b->index = ret;
 
-	ret = dlm_blk_space(b, a->size, queues);
+	ret = dlm_blk_space(b, a->size);
 	if (ret)
 		goto remove_idr;
 
@@ -331,14 +362,15 @@ static int dlm_blk_create(struct dlm_blk_add *a)
 	snprintf(disk->disk_name, DISK_NAME_LEN, "dlmb%d", b->index);
 	set_capacity(disk, a->size >> SECTOR_SHIFT);
 	b->disk = disk;
-	ret = add_disk(disk);
+	ret = device_add_disk(NULL, disk, dlm_blk_groups);
 	if (ret)
 		goto put_disk;
 
 	a->index = b->index;
 	mutex_unlock(&dlm_blk_lock);
-	pr_info("dlmb%d: %llu MiB on the memory servers, %u queue(s) of depth %u\n",
-		b->index, a->size >> 20, queues, b->depth);
+	pr_info("dlmb%d: %llu MiB on the memory servers, %u queue(s) of depth %u, %lu KB read-ahead\n",
+		b->index, a->size >> 20, queues, b->depth,
+		((unsigned long)b->ra_pages << PAGE_SHIFT) >> 10);
 	return 0;
 
 put_disk:
@@ -355,7 +387,10 @@ unlock:
 	return ret;
 }
 
-/* Tear down @b, already out of the idr.  dlm_blk_lock held. */
+/*
+ * Tear down @b, already out of the idr.  dlm_blk_lock held.  A read-ahead
+ * READ still in flight keeps @b (not its disk) until it completes.
+ */
 static void dlm_blk_destroy(struct dlm_blk *b)
 {
 	del_gendisk(b->disk);
@@ -363,7 +398,7 @@ static void dlm_blk_destroy(struct dlm_blk *b)
 	blk_mq_free_tag_set(&b->tag_set);
 	dlm_space_put(b->sp);
 	pr_info("dlmb%d: removed\n", b->index);
-	kfree(b);
+	dlm_blk_put(b);
 }
 
 static int dlm_blk_remove(u32 index)

@@ -240,7 +240,7 @@ struct dlm_space {
  * @user_counted: counted in its space owner's transfers in flight.
  * @sent_ns: when it was sent (ktime_get_ns()).
  * @len: bytes to move (READ, WRITE, DISCARD); 0: the DLM page size.
- * @priv: the sender's, for its completion (blk.c: the request's pdu).
+ * @priv: the sender's, for its completion (blk.c: a struct dlm_blk_io).
  */
 struct dlm_req {
 	struct kref ref;

@@ -101,7 +101,7 @@ fio_verify() {
 		>"$tmp/$name.err" 2>&1
 }
 
-echo "1..25"
+echo "1..31"
 
 out=$("$ctl" blk-add 16M 2>&1)
 rc=$?
@@ -185,6 +185,23 @@ else
 	notok "write-zeroes: $(cat "$tmp/wz.err")"
 fi
 
+# Read-ahead windows (kmod/blk_ra.c): data, coherence with writes, races.
+if [[ $(cat /sys/block/dlmb0/dlmb/readahead_kb 2>&1) == 128 ]]; then
+	ok "read-ahead: 128 KB windows by default (/sys/block/dlmb0/dlmb)"
+else
+	notok "read-ahead: readahead_kb $(cat /sys/block/dlmb0/dlmb/readahead_kb 2>&1)"
+fi
+for check in seq write race; do
+	if out=$(timeout 300 python3 "$here/blk_ra.py" $dev $check 2>&1); then
+		ok "read-ahead $check: $out"
+	else
+		notok "read-ahead $check: $out"
+	fi
+done
+fio_verify ra32k --rw=write --bs=32k --iodepth=8 --offset=72M &&
+	ok "fio sequential 32 KB writes read back at depth 8 through read-ahead, crc32c verified" ||
+	{ notok "fio sequential 32k"; diag "$tmp/ra32k.err"; }
+
 mkdir -p "$mnt"
 if mkfs.ext4 -q -F $dev >"$tmp/mkfs.log" 2>&1 && mount $dev "$mnt"; then
 	ok "mkfs.ext4 and mount"
@@ -256,6 +273,21 @@ if "$ctl" blk-del 0 && [[ ! -e $dev ]] && [[ -z $("$ctl" blk-list) ]]; then
 else
 	notok "blk-del 0"
 fi
+
+# blk_readahead_kb=0: a device created then reads without windows.
+param=/sys/module/dlmem/parameters/blk_readahead_kb
+echo 0 >$param
+if "$ctl" blk-add 16M >/dev/null &&
+   [[ $(cat /sys/block/dlmb0/dlmb/readahead_kb) == 0 ]] &&
+   dd if="$tmp/pattern" of=$dev bs=1M count=16 oflag=direct status=none &&
+   dd if=$dev bs=32k iflag=direct status=none | cmp -s - <(head -c 16M "$tmp/pattern") &&
+   [[ $(cat /sys/block/dlmb0/dlmb/ra_stat) == "0 0 0 0 0" ]]; then
+	ok "blk_readahead_kb=0: no windows, 16 MB read back in 32 KB reads intact"
+else
+	notok "blk_readahead_kb=0: readahead_kb $(cat /sys/block/dlmb0/dlmb/readahead_kb 2>&1), ra_stat $(cat /sys/block/dlmb0/dlmb/ra_stat 2>&1)"
+fi
+echo 128 >$param
+"$ctl" blk-del 0
 
 # dlmd killed under fio: errors, not a hang, well within fio's own timeout.
 "$ctl" blk-add 32M -q 8 >/dev/null
