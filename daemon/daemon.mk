@@ -31,7 +31,8 @@ MEMSERVER_OBJS	:= $(call daemon_objs,memserver $(DAEMON_COMMON) \
 		     $(if $(DAEMON_VERBS),memserver_verbs $(DAEMON_VERBS)))
 
 DAEMON_TESTS	:= $(addprefix $(DAEMON_TO)/,test-memfile test-placement \
-		     test-stats test-nlparse memserver-client test-dispatch)
+		     test-stats test-nlparse memserver-client test-dispatch \
+		     test-mirror)
 
 USER_TARGETS	+= $(O)/bin/dlmd $(O)/bin/dlm-memserver $(DAEMON_TESTS)
 
@@ -41,6 +42,7 @@ NATIVE_TESTS	+= daemon-memfile=$(DAEMON_TO)/test-memfile \
 		   daemon-nlparse=$(DAEMON_TO)/test-nlparse \
 		   daemon-memserver=selftests/daemon/test-memserver.sh \
 		   daemon-dispatch=selftests/daemon/test-dispatch.sh \
+		   daemon-mirror=selftests/daemon/test-mirror.sh \
 		   daemon-dlmd=selftests/daemon/test-dlmd.sh \
 		   daemon-dlmctl=selftests/daemon/test-dlmctl.sh
 
@@ -72,6 +74,10 @@ $(DAEMON_TO)/memserver-client: $(DAEMON_TO)/memserver-client.o \
 		$(call daemon_objs,wire netaddr log)
 $(DAEMON_TO)/test-dispatch: $(DAEMON_TO)/test-dispatch.o \
 		$(call daemon_objs,dispatch placement transport_tcp stats \
+		  $(DAEMON_COMMON))
+
+$(DAEMON_TO)/test-mirror: $(DAEMON_TO)/test-mirror.o \
+		$(call daemon_objs,transport_mirror transport_tcp stats \
 		  $(DAEMON_COMMON))
 
 $(DAEMON_TESTS):

@@ -100,13 +100,16 @@ extern const struct transport_ops transport_tcp;
  * transport_mirror.c (dlmd --replicas 2): the servers at ADDR[0] and
  * ADDR[1], each reached by INNER, as one server whose every page is on
  * both; *SIZE is the smaller size.  OPTS->dead() is called only when both
- * are gone.  0, or -errno with ERR when neither answers.  Its ops
+ * are gone.  A dropped side that answers again is resynchronised in the
+ * background and then used again (tcp only).  0, or -errno with ERR when neither answers.  Its ops
  * (transport_mirror) have no open: connect with this.
  */
 int mirror_open(struct tconn **out, const struct transport_ops *inner,
 		const struct netaddr *addr[2],
 		const struct transport_opts *opts, uint64_t *size,
 		char *err, size_t errlen);
+/* Sides of mirror M that hold every page (0, 1 or 2). */
+int mirror_replicas(struct tconn *m);
 extern const struct transport_ops transport_mirror;
 #ifdef DLM_WITH_VERBS
 extern const struct transport_ops transport_verbs;

@@ -12,24 +12,64 @@
  * unreplicated on the survivor (logged once), and only when both are gone
  * does the mirror itself die, which the dispatcher sees as one server
  * dying.  Placement and the kernel see one server of the smaller size.
+ *
+ * Rejoin (inner transports without a registered pool, i.e. tcp): a
+ * thread tries every REJOIN_INTERVAL_MS to reconnect a dropped side while
+ * the other is up.  A server that answers (restarted, or back from a
+ * network cut) and is large enough is resynchronised: from then on every
+ * WRITE goes to it too, but no READ, while the thread copies the whole
+ * region from the live side in RESYNC_CHUNK pieces.  A WRITE marks the
+ * chunks it touches dirty after it has been submitted to both sides, and
+ * the thread copies a chunk again until it stays clean across a copy, so
+ * a chunk is never left older than a WRITE that overlapped its copy (each
+ * side runs its transfers in order); a chunk still dirty after
+ * RESYNC_TRIES copies is copied once more with WRITEs held off (wlock).
+ * Then the side is read from again:
+ * the pair is replicated once more.  The switch to "WRITEs go to both"
+ * happens under wlock, which every WRITE holds while it chooses its sides
+ * and submits, so no WRITE that skipped the new side is still being
+ * submitted when the copy starts.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
+#include "stats.h"
 #include "transport.h"
+
+#define REJOIN_INTERVAL_MS	1000
+#define RESYNC_CHUNK		(1u << 20)
+#define RESYNC_TRIES		4	/* then with WRITEs held off */
 
 struct tconn {
 	const struct transport_ops *inner;
-	struct tconn *side[2];		/* the inner transport's connections */
+	/* the inner transport's connections; replaced by a rejoin */
+	struct tconn *_Atomic side[2];
 	char name[2][NETADDR_STR_MAX];
-	atomic_int down[2];		/* side dropped */
+	struct netaddr addr[2];
+	atomic_int down[2];		/* side dropped: no READ, no WRITE */
+	atomic_int syncing[2];		/* side rejoining: WRITEs, no READ */
+	atomic_uint gen[2];		/* which connection of the side */
 	atomic_int dead_told;
 	struct transport_opts opts;	/* ours: dead() is the dispatcher's */
+	uint64_t size;			/* what each side must hold */
+
+	pthread_rwlock_t wlock;		/* WRITEs: read; a rejoin: write */
+	atomic_uchar *dirty;		/* per RESYNC_CHUNK */
+	size_t nchunks;
+	pthread_t rejoiner;
+	int has_rejoiner;
+	pthread_mutex_t lock;		/* stopping, retired */
+	pthread_cond_t cond;
+	int stopping;
+	struct tconn **retired;		/* replaced connections, closed last */
+	size_t nretired;
 };
 
 /* One transfer of the caller's, carried by one or two inner ones. */
@@ -37,6 +77,8 @@ struct mreq {
 	struct dlm_xfer sub[2];
 	struct dlm_xfer *x;
 	struct tconn *m;
+	unsigned int gen[2];		/* the connections it used */
+	int counts[2];			/* a WRITE stored there counts */
 	atomic_int left;
 	atomic_int ok;
 };
@@ -50,9 +92,22 @@ static void mirror_dead(struct tconn *m, const char *why)
 		m->opts.dead(m->opts.ctx, m->opts.index, why);
 }
 
-/* Drop SIDE (once): the pair goes on with the other, if it is up. */
-static void drop_side(struct tconn *m, int side, const char *why)
+/*
+ * Connection GEN of SIDE failed.  A rejoining side only stops rejoining;
+ * else drop SIDE (once): the pair goes on with the other, if it is up.
+ * A failure of a connection a rejoin has replaced is old news.
+ */
+static void drop_side(struct tconn *m, int side, unsigned int gen,
+		      const char *why)
 {
+	if (gen != atomic_load(&m->gen[side]))
+		return;
+	if (atomic_exchange(&m->syncing[side], 0)) {
+		log_warn("memory server of a mirrored pair failed while rejoining: still unreplicated",
+			 "server=%s mirror=%s why=\"%s\"", m->name[side],
+			 m->name[!side], why);
+		return;
+	}
 	if (atomic_exchange(&m->down[side], 1))
 		return;
 	if (!atomic_load(&m->down[!side])) {
@@ -67,10 +122,13 @@ static void drop_side(struct tconn *m, int side, const char *why)
 	mirror_dead(m, why);
 }
 
-/* The inner transport's dead(): CTX is the mirror, INDEX the side. */
+/*
+ * The inner transport's dead(): CTX is the mirror, INDEX the side (bit 0)
+ * and the connection's generation (the rest).
+ */
 static void side_dead(void *ctx, unsigned int index, const char *why)
 {
-	drop_side(ctx, index & 1, why);
+	drop_side(ctx, index & 1, index >> 1, why);
 }
 
 static int up(struct tconn *m, int side)
@@ -90,8 +148,8 @@ static void finish(struct mreq *r, int status)
 static void write_done(struct mreq *r, int side, int status)
 {
 	if (status)
-		drop_side(r->m, side, "a WRITE failed");
-	else
+		drop_side(r->m, side, r->gen[side], "a WRITE failed");
+	else if (r->counts[side])
 		atomic_fetch_add(&r->ok, 1);
 	if (atomic_fetch_sub(&r->left, 1) == 1)
 		finish(r, atomic_load(&r->ok) ? 0 : -EIO);
@@ -116,7 +174,7 @@ static void read_done(struct mreq *r, int side, int status)
 		finish(r, 0);
 		return;
 	}
-	drop_side(r->m, side, "a READ failed");
+	drop_side(r->m, side, r->gen[side], "a READ failed");
 	if (!atomic_exchange(&r->ok, 1) && up(r->m, !side)) {
 		read_on(r, !side);
 		return;
@@ -136,12 +194,24 @@ static void read_done1(struct dlm_xfer *sub, int status)
 
 static void read_on(struct mreq *r, int side)
 {
+	r->gen[side] = atomic_load(&r->m->gen[side]);
 	r->sub[side] = (struct dlm_xfer){
 		.op = XFER_READ, .len = r->x->len,
 		.remote_off = r->x->remote_off, .buf = r->x->buf,
 		.done = side ? read_done1 : read_done0,
 	};
 	r->m->inner->submit(r->m->side[side], &r->sub[side]);
+}
+
+static void mark_dirty(struct tconn *m, uint64_t off, uint32_t len)
+{
+	size_t c;
+
+	if (!m->dirty || !len)
+		return;
+	for (c = off / RESYNC_CHUNK;
+	     c <= (off + len - 1) / RESYNC_CHUNK && c < m->nchunks; c++)
+		atomic_store(&m->dirty[c], 1);
 }
 
 static void mirror_submit(struct tconn *m, struct dlm_xfer *x)
@@ -156,9 +226,15 @@ static void mirror_submit(struct tconn *m, struct dlm_xfer *x)
 	r->x = x;
 	r->m = m;
 	if (x->op == XFER_WRITE) {
-		use[0] = up(m, 0);
-		use[1] = up(m, 1);
-		if (!use[0] && !use[1]) {
+		pthread_rwlock_rdlock(&m->wlock);
+		for (side = 0; side < 2; side++) {
+			r->counts[side] = up(m, side);
+			use[side] = r->counts[side] ||
+				    atomic_load(&m->syncing[side]);
+			r->gen[side] = atomic_load(&m->gen[side]);
+		}
+		if (!r->counts[0] && !r->counts[1]) {
+			pthread_rwlock_unlock(&m->wlock);
 			finish(r, -EIO);
 			return;
 		}
@@ -174,6 +250,8 @@ static void mirror_submit(struct tconn *m, struct dlm_xfer *x)
 			};
 			m->inner->submit(m->side[side], &r->sub[side]);
 		}
+		mark_dirty(m, x->remote_off, x->len);	/* after: see above */
+		pthread_rwlock_unlock(&m->wlock);
 		return;
 	}
 	/* Reads alternate between the sides by DLM page. */
@@ -185,6 +263,11 @@ static void mirror_submit(struct tconn *m, struct dlm_xfer *x)
 		return;
 	}
 	read_on(r, side);
+}
+
+int mirror_replicas(struct tconn *m)
+{
+	return up(m, 0) + up(m, 1);
 }
 
 static int mirror_alive(struct tconn *m)
@@ -209,23 +292,261 @@ static int mirror_set_pool(struct tconn *m, void *base, uint64_t len,
 	return 0;
 }
 
+/* One transfer of the rejoin thread's, waited for. */
+struct sync_xfer {
+	struct dlm_xfer x;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int done;
+	int status;
+};
+
+static void sync_done(struct dlm_xfer *x, int status)
+{
+	struct sync_xfer *s = (struct sync_xfer *)x;
+
+	pthread_mutex_lock(&s->lock);
+	s->status = status;
+	s->done = 1;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static int sync_io(struct tconn *m, int side, enum xfer_op op, uint64_t off,
+		   uint32_t len, void *buf)
+{
+	struct sync_xfer s = {
+		.x = { .op = op, .len = len, .remote_off = off, .buf = buf,
+		       .done = sync_done },
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+	};
+
+	m->inner->submit(m->side[side], &s.x);
+	pthread_mutex_lock(&s.lock);
+	while (!s.done)
+		pthread_cond_wait(&s.cond, &s.lock);
+	pthread_mutex_unlock(&s.lock);
+	return s.status;
+}
+
+static int stopping(struct tconn *m)
+{
+	int r;
+
+	pthread_mutex_lock(&m->lock);
+	r = m->stopping;
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+/*
+ * Copy chunk C (OFF, LEN) from the live side to rejoining SIDE: again
+ * while a WRITE overlapped the copy, and after RESYNC_TRIES such copies
+ * once more with WRITEs held off, so that a page written without pause
+ * cannot keep the pair unreplicated.  NULL, or why not.
+ */
+static const char *resync_chunk(struct tconn *m, int side, size_t c,
+				uint64_t off, uint32_t len, void *buf)
+{
+	const char *why = NULL;
+	int tries, locked = 0;
+
+	for (tries = 0;; tries++) {
+		if (tries == RESYNC_TRIES) {
+			pthread_rwlock_wrlock(&m->wlock);
+			locked = 1;
+		}
+		if (stopping(m))
+			why = "dlmd is stopping";
+		else if (!atomic_load(&m->syncing[side]))
+			why = "it failed a transfer";
+		else if (!up(m, !side))
+			why = "its pair is gone";
+		if (!why) {
+			atomic_store(&m->dirty[c], 0);
+			if (sync_io(m, !side, XFER_READ, off, len, buf))
+				why = "reading its pair failed";
+			else if (sync_io(m, side, XFER_WRITE, off, len, buf))
+				why = "writing to it failed";
+		}
+		if (why || locked || !atomic_load(&m->dirty[c]))
+			break;
+	}
+	if (locked)
+		pthread_rwlock_unlock(&m->wlock);
+	return why;
+}
+
+/* Copy the live side's region to rejoining SIDE.  NULL, or why not. */
+static const char *resync(struct tconn *m, int side, void *buf)
+{
+	const char *why = NULL;
+	uint64_t off;
+	size_t c;
+
+	for (c = 0; c < m->nchunks && !why; c++) {
+		off = (uint64_t)c * RESYNC_CHUNK;
+		why = resync_chunk(m, side, c, off,
+				   m->size - off < RESYNC_CHUNK ?
+				   (uint32_t)(m->size - off) : RESYNC_CHUNK,
+				   buf);
+	}
+	return why;
+}
+
+/* Try to bring dropped SIDE back: connect, copy, then read from it. */
+static void rejoin(struct tconn *m, int side, void *buf)
+{
+	unsigned int gen = atomic_load(&m->gen[side]) + 1;
+	struct transport_opts o = m->opts;
+	struct tconn *c, **r;
+	const char *why;
+	char err[256];
+	uint64_t size;
+	uint64_t t0;
+
+	o.dead = side_dead;
+	o.ctx = m;
+	o.index = (unsigned int)side | gen << 1;
+	if (m->inner->open(&c, &m->addr[side], &o, &size, err, sizeof(err))) {
+		log_debug("memory server of a mirrored pair still unreachable",
+			  "server=%s why=\"%s\"", m->name[side], err);
+		return;
+	}
+	if (size < m->size) {
+		log_warn("memory server of a mirrored pair answers but is smaller than the pair: not rejoined; restart it with at least the pair's size",
+			 "server=%s bytes=%llu need=%llu", m->name[side],
+			 (unsigned long long)size, (unsigned long long)m->size);
+		m->inner->close(c);
+		return;
+	}
+	pthread_mutex_lock(&m->lock);
+	r = realloc(m->retired, (m->nretired + 1) * sizeof(*r));
+	if (r) {
+		m->retired = r;
+		if (m->side[side])
+			m->retired[m->nretired++] = m->side[side];
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (!r) {
+		m->inner->close(c);
+		return;
+	}
+	log_warn("memory server of a mirrored pair is back: copying its pair's memory to it",
+		 "server=%s mirror=%s bytes=%llu", m->name[side],
+		 m->name[!side], (unsigned long long)m->size);
+	t0 = now_ns();
+	/* From here every WRITE goes to it as well (see the top). */
+	pthread_rwlock_wrlock(&m->wlock);
+	m->side[side] = c;
+	atomic_store(&m->gen[side], gen);
+	atomic_store(&m->syncing[side], 1);
+	pthread_rwlock_unlock(&m->wlock);
+
+	why = resync(m, side, buf);
+	if (!why) {
+		/* Readable before it stops being "rejoining": no gap. */
+		atomic_store(&m->down[side], 0);
+		if (atomic_exchange(&m->syncing[side], 0)) {
+			log_warn("memory server of a mirrored pair rejoined: replicated again",
+				 "server=%s mirror=%s bytes=%llu ms=%llu",
+				 m->name[side], m->name[!side],
+				 (unsigned long long)m->size,
+				 (unsigned long long)((now_ns() - t0) /
+						      1000000));
+			return;
+		}
+		atomic_store(&m->down[side], 1);	/* failed meanwhile */
+	} else if (atomic_exchange(&m->syncing[side], 0)) {
+		log_warn("rejoining memory server abandoned: still unreplicated",
+			 "server=%s mirror=%s why=\"%s\"", m->name[side],
+			 m->name[!side], why);
+	}
+	m->inner->stop(c);
+}
+
+static void *rejoin_main(void *arg)
+{
+	struct tconn *m = arg;
+	struct timespec ts;
+	void *buf = malloc(RESYNC_CHUNK);
+	int side;
+
+	if (!buf) {
+		log_warn("no memory for resynchronising mirrored pairs: dropped servers will not rejoin",
+			 "mirror=%s+%s", m->name[0], m->name[1]);
+		return NULL;
+	}
+	pthread_mutex_lock(&m->lock);
+	while (!m->stopping) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += REJOIN_INTERVAL_MS / 1000;
+		ts.tv_nsec += (REJOIN_INTERVAL_MS % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&m->cond, &m->lock, &ts);
+		if (m->stopping)
+			break;
+		pthread_mutex_unlock(&m->lock);
+		for (side = 0; side < 2; side++)
+			if (atomic_load(&m->down[side]) &&
+			    !atomic_load(&m->syncing[side]) && up(m, !side))
+				rejoin(m, side, buf);
+		pthread_mutex_lock(&m->lock);
+	}
+	pthread_mutex_unlock(&m->lock);
+	free(buf);
+	return NULL;
+}
+
+/* End the rejoin thread (an unfinished rejoin is abandoned). */
+static void stop_rejoiner(struct tconn *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->stopping = 1;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+	if (m->has_rejoiner) {
+		pthread_join(m->rejoiner, NULL);
+		m->has_rejoiner = 0;
+	}
+}
+
 static void mirror_stop(struct tconn *m)
 {
 	int side;
 
+	stop_rejoiner(m);
 	for (side = 0; side < 2; side++)
 		if (m->side[side])
 			m->inner->stop(m->side[side]);
 }
 
+static void mirror_free(struct tconn *m)
+{
+	pthread_rwlock_destroy(&m->wlock);
+	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->cond);
+	free(m->dirty);
+	free(m->retired);
+	free(m);
+}
+
 static void mirror_close(struct tconn *m)
 {
+	size_t i;
 	int side;
 
+	stop_rejoiner(m);
 	for (side = 0; side < 2; side++)
 		if (m->side[side])
 			m->inner->close(m->side[side]);
-	free(m);
+	for (i = 0; i < m->nretired; i++)
+		m->inner->close(m->retired[i]);
+	mirror_free(m);
 }
 
 int mirror_open(struct tconn **out, const struct transport_ops *inner,
@@ -244,24 +565,36 @@ int mirror_open(struct tconn **out, const struct transport_ops *inner,
 	}
 	m->inner = inner;
 	m->opts = *opts;
+	pthread_rwlock_init(&m->wlock, NULL);
+	pthread_mutex_init(&m->lock, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&m->cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	for (side = 0; side < 2; side++) {
 		struct transport_opts o = *opts;
+		struct tconn *c;
 
 		o.dead = side_dead;
 		o.ctx = m;
 		o.index = side;
 		o.want_size = opts->want_size;
+		m->addr[side] = *addr[side];
 		netaddr_str(addr[side], m->name[side], sizeof(m->name[side]));
-		if (inner->open(&m->side[side], addr[side], &o, &sz[side],
-				why[side], sizeof(why[side]))) {
-			m->side[side] = NULL;
+		if (inner->open(&c, addr[side], &o, &sz[side], why[side],
+				sizeof(why[side])))
 			atomic_store(&m->down[side], 1);
-		}
+		else
+			m->side[side] = c;
 	}
 	if (!m->side[0] && !m->side[1]) {
 		snprintf(err, errlen, "neither server of the pair answers: %s; %s",
 			 why[0], why[1]);
-		free(m);
+		mirror_free(m);
 		return -EHOSTUNREACH;
 	}
 	for (side = 0; side < 2; side++)
@@ -273,6 +606,20 @@ int mirror_open(struct tconn **out, const struct transport_ops *inner,
 		*size = sz[0] < sz[1] ? sz[0] : sz[1];
 	else
 		*size = m->side[0] ? sz[0] : sz[1];
+	m->size = *size;
+	/*
+	 * Rejoining copies through a buffer of its own, which a transport
+	 * that registers the pool (verbs) could not use.
+	 */
+	m->nchunks = (m->size + RESYNC_CHUNK - 1) / RESYNC_CHUNK;
+	m->dirty = calloc(m->nchunks ? m->nchunks : 1, sizeof(*m->dirty));
+	if (m->dirty && !inner->set_pool &&
+	    !pthread_create(&m->rejoiner, NULL, rejoin_main, m))
+		m->has_rejoiner = 1;
+	else
+		log_warn("dropped memory servers of this mirrored pair will not rejoin",
+			 "mirror=%s+%s transport=%s", m->name[0], m->name[1],
+			 inner->name);
 	*out = m;
 	return 0;
 }

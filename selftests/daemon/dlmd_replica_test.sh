@@ -5,8 +5,11 @@
 # memory servers of a pair.  Both servers receive every page; killing one
 # of them - with the pages already stored, and again in the middle of a
 # run - loses nothing and nothing reads back wrong; killing the second too
-# fails that space's stored pages cleanly (SIGBUS, no hang); an odd number
-# of servers is refused.  Root and dlmem.ko (the VM).  TAP output.
+# fails that space's stored pages cleanly (SIGBUS, no hang); a killed
+# server restarted on its address rejoins its pair (resynchronised while
+# another run writes), after which killing the other loses nothing; an
+# odd number of servers is refused.  Root and dlmem.ko (the VM).  TAP
+# output.
 set -uo pipefail
 # shellcheck source=selftests/daemon/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -18,7 +21,7 @@ if [[ $(id -u) != 0 || ! -c /dev/dlm ]]; then
 	exit 4
 fi
 need "$bin/dlmd" "$bin/dlm-memserver" "$rw"
-echo "1..7"
+echo "1..10"
 
 dlmd=
 start_pair() {	# start_pair TAG: two memory servers, a memfile, dlmd -r 2
@@ -139,6 +142,53 @@ if start_pair two; then
 	stop_dlmd
 else
 	notok "second pair did not start"
+fi
+
+# A killed server restarted on its address rejoins the pair: everything
+# its pair holds is copied to it while another run writes, then the pair
+# is killed and both runs read every word back from the restarted one.
+if start_pair three && survey s3 -t 40 -b 4096 -p 1024; then
+	kill -KILL "$pa"
+	for ((i = 0; i < 100; i++)); do
+		grep -q 'mirrored pair dropped' "$tmp/three.dlmd.log" && break
+		sleep 0.1
+	done
+	timeout 600 "$rw" -t 16 -b 2048 -p 256 -r 40 >"$tmp/rw3.out" 2>&1 &
+	job=$!
+	sleep 1
+	MS_LISTEN=127.0.0.1:$porta start_memserver three-a2 64 && pa=$MS_PID
+	for ((i = 0; i < 600; i++)); do
+		grep -q 'rejoined: replicated again' "$tmp/three.dlmd.log" && break
+		sleep 0.1
+	done
+	line=$(grep 'rejoined: replicated again' "$tmp/three.dlmd.log")
+	if [[ -n $line ]] && grep -q 'is back: copying' "$tmp/three.dlmd.log"; then
+		ok "server A restarted on its port rejoined while a run wrote (${line##*ms=} ms to copy 64 MB)"
+	else
+		notok "server A restarted: no rejoin within 60 s"
+		diag "$tmp/three.dlmd.log"
+	fi
+	kill -KILL "$pb"
+	survey_result s3
+	if [[ $rc == 0 && $lost == 0 && $wrong == 0 && $intact == 40 ]]; then
+		ok "then server B killed: all 40 DLM pages stored before A's restart intact (read from the new A)"
+	else
+		notok "after the rejoin and killing B: exit $rc intact=$intact lost=$lost wrong=$wrong"
+		diag "$tmp/s3.out"
+	fi
+	wait "$job"
+	rc=$?
+	if [[ $rc == 0 ]] && grep -q '^bad=0 ' "$tmp/rw3.out"; then
+		ok "the run that wrote during the copy read every word back after B was killed"
+	else
+		notok "run across the rejoin: exit $rc"
+		diag "$tmp/rw3.out"
+	fi
+	stop_dlmd
+else
+	notok "third pair or its survey did not start"
+	skip "then server B killed"
+	skip "the run that wrote during the copy"
 fi
 
 start_memserver odd 16 && printf '8\n16 127.0.0.1:%s\n' "$MS_PORT" >"$tmp/odd.memfile"

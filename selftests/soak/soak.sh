@@ -15,8 +15,12 @@
 #   fig2        the Fig. 2 program (dlm arrays, 32 MB through 8 MB)
 #   fig3        matvec (dlm_alloc/dlm_free), 32 MB through 8 MB
 #
-# and kills one memory server of the pair (alternately A and B) in the
-# middle of the cycle: replication must lose nothing.  Every run checks
+# and, a third of the way in, kills one memory server of the pair
+# (alternately A and B) and restarts it on its address; dlmd must copy its
+# pair's memory to it and replicate again ("rejoined" in its log), and
+# two thirds of the way in the other server is killed, so everything from
+# then on is read from the restarted one: replication and the rejoin must
+# lose nothing.  Every run checks
 # its data word by word (or its exact checksum); any failure, a hang past
 # RUN_TIMEOUT, or a WARN/BUG/oops in dmesg (vm-run checks) fails the soak.
 # Between cycles dlmd stops and the memory servers are restarted.
@@ -78,6 +82,7 @@ export tmp want_mv
 
 while (($(date +%s) + 60 < end)); do
 	cycles=$((cycles + 1))
+	rejoin_failed=0 restarted=
 	rm -f "$tmp/stop" "$tmp"/*.rcs
 	start_memserver "a$cycles" 384 && pa=$MS_PID porta=$MS_PORT &&
 		start_memserver "b$cycles" 384 && pb=$MS_PID portb=$MS_PORT || {
@@ -106,18 +111,41 @@ while (($(date +%s) + 60 < end)); do
 		"mvcheck $bin/matvec-fig2" & jobs_+=($!)
 	loop fig3 bash -c "mvcheck $bin/matvec 2000 -- -f $tmp/prog.memfile" & jobs_+=($!)
 
-	sleep $((cycle_s / 2))
-	if ((cycles % 2)); then victim=$pa side=A; else victim=$pb side=B; fi
+	sleep $((cycle_s / 3))
+	if ((cycles % 2)); then
+		victim=$pa side=A port=$porta other=$pb
+	else
+		victim=$pb side=B port=$portb other=$pa
+	fi
 	kill -KILL "$victim"
 	kills=$((kills + 1))
 	say "cycle $cycles: killed memory server $side (pid $victim)"
-	sleep $((cycle_s / 2))
+	sleep 2
+	t0=$(date +%s)
+	MS_LISTEN=127.0.0.1:$port start_memserver "$side$cycles-2" 384 &&
+		restarted=$MS_PID || restarted=
+	for ((i = 0; i < 10 * cycle_s / 3; i++)); do
+		grep -q 'rejoined: replicated again' "$tmp/dlmd.$cycles.log" && break
+		sleep 0.1
+	done
+	if grep -q 'rejoined: replicated again' "$tmp/dlmd.$cycles.log"; then
+		say "cycle $cycles: memory server $side restarted (pid $restarted) and rejoined in $(($(date +%s) - t0)) s"
+		left=$((t0 + cycle_s / 3 - $(date +%s)))
+		((left > 0)) && sleep "$left"
+		kill -KILL "$other"
+		kills=$((kills + 1))
+		say "cycle $cycles: killed the other memory server (pid $other): the restarted one serves all"
+	else
+		say "cycle $cycles: memory server $side restarted (pid ${restarted:-none}) did not rejoin within $((cycle_s / 3)) s"
+		rejoin_failed=1
+	fi
+	sleep $((cycle_s / 3))
 	touch "$tmp/stop"
 	wait "${jobs_[@]}"
 	kill -TERM "$dlmd"
 	wait "$dlmd"
 	dlmd_rc=$?
-	kill -KILL "$pa" "$pb" 2>/dev/null
+	kill -KILL "$pa" "$pb" ${restarted:+"$restarted"} 2>/dev/null
 
 	line="cycle $cycles:"
 	for name in rw-threads rw-arr preload fig2 fig3; do
@@ -131,6 +159,10 @@ while (($(date +%s) + 60 < end)); do
 	((dlmd_rc == 0)) || { failed=1; line+=" dlmd exited $dlmd_rc;"; }
 	grep -q 'mirrored pair dropped' "$tmp/dlmd.$cycles.log" ||
 		{ failed=1; line+=" dlmd did not log the dropped server;"; }
+	if ((rejoin_failed)); then
+		failed=1
+		line+=" the restarted server did not rejoin;"
+	fi
 	say "$line"
 	for f in "$tmp"/*.fail.*; do
 		[[ -e $f ]] || continue
