@@ -23,7 +23,7 @@ DAEMON_VERBS	:= verbs_util
 endif
 
 DAEMON_COMMON	:= log wire netaddr
-DLMD_SHARED	:= nl dispatch placement memfile transport_tcp transport_mirror stats mpi_opts \
+DLMD_SHARED	:= nl dispatch placement memfile transport_tcp transport_mirror transport_io stats mpi_opts \
 		   $(DAEMON_COMMON)
 DLMD_OBJS	:= $(call daemon_objs,dlmd $(DLMD_SHARED) \
 		     $(if $(DAEMON_VERBS),transport_verbs $(DAEMON_VERBS)))
@@ -77,7 +77,7 @@ $(DAEMON_TO)/test-dispatch: $(DAEMON_TO)/test-dispatch.o \
 		  $(DAEMON_COMMON))
 
 $(DAEMON_TO)/test-mirror: $(DAEMON_TO)/test-mirror.o \
-		$(call daemon_objs,transport_mirror transport_tcp stats \
+		$(call daemon_objs,transport_mirror transport_io transport_tcp stats \
 		  $(DAEMON_COMMON))
 
 $(DAEMON_TESTS):

@@ -97,6 +97,13 @@ struct transport_ops {
 extern const struct transport_ops transport_tcp;
 
 /*
+ * transport_io.c: submit one transfer of LEN bytes between BUF and OFF on
+ * C and wait for it; its status.  Not from a transport's own threads.
+ */
+int transport_io(const struct transport_ops *ops, struct tconn *c,
+		 enum xfer_op op, uint64_t off, uint32_t len, void *buf);
+
+/*
  * transport_mirror.c (dlmd --replicas 2): the servers at ADDR[0] and
  * ADDR[1], each reached by INNER, as one server whose every page is on
  * both; *SIZE is the smaller size.  OPTS->dead() is called only when both

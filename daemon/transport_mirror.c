@@ -165,7 +165,7 @@ static void write_done1(struct dlm_xfer *sub, int status)
 	write_done(MREQ(sub, 1), 1, status);
 }
 
-static void read_on(struct mreq *r, int side);
+static int read_on(struct mreq *r, int side);
 
 /* A failed READ is tried once more, on the other side. */
 static void read_done(struct mreq *r, int side, int status)
@@ -175,10 +175,8 @@ static void read_done(struct mreq *r, int side, int status)
 		return;
 	}
 	drop_side(r->m, side, r->gen[side], "a READ failed");
-	if (!atomic_exchange(&r->ok, 1) && up(r->m, !side)) {
-		read_on(r, !side);
+	if (!atomic_exchange(&r->ok, 1) && !read_on(r, !side))
 		return;
-	}
 	finish(r, -EIO);
 }
 
@@ -192,15 +190,27 @@ static void read_done1(struct dlm_xfer *sub, int status)
 	read_done(MREQ(sub, 1), 1, status);
 }
 
-static void read_on(struct mreq *r, int side)
+/*
+ * Send the READ of R to SIDE; -1 if SIDE is not readable.  The connection
+ * is checked after it is loaded: a rejoin installs a new one while the
+ * side is still down, and down is cleared only once the copy is complete,
+ * so a connection that is found readable holds every page.
+ */
+static int read_on(struct mreq *r, int side)
 {
-	r->gen[side] = atomic_load(&r->m->gen[side]);
+	struct tconn *m = r->m;
+	struct tconn *c = m->side[side];
+
+	r->gen[side] = atomic_load(&m->gen[side]);
+	if (!c || atomic_load(&m->down[side]) || !m->inner->alive(c))
+		return -1;
 	r->sub[side] = (struct dlm_xfer){
 		.op = XFER_READ, .len = r->x->len,
 		.remote_off = r->x->remote_off, .buf = r->x->buf,
 		.done = side ? read_done1 : read_done0,
 	};
-	r->m->inner->submit(r->m->side[side], &r->sub[side]);
+	m->inner->submit(c, &r->sub[side]);
+	return 0;
 }
 
 static void mark_dirty(struct tconn *m, uint64_t off, uint32_t len)
@@ -226,6 +236,10 @@ static void mirror_submit(struct tconn *m, struct dlm_xfer *x)
 	r->x = x;
 	r->m = m;
 	if (x->op == XFER_WRITE) {
+		/* X may be done, and gone, once submitted. */
+		uint64_t off = x->remote_off;
+		uint32_t len = x->len;
+
 		pthread_rwlock_rdlock(&m->wlock);
 		for (side = 0; side < 2; side++) {
 			r->counts[side] = up(m, side);
@@ -250,19 +264,14 @@ static void mirror_submit(struct tconn *m, struct dlm_xfer *x)
 			};
 			m->inner->submit(m->side[side], &r->sub[side]);
 		}
-		mark_dirty(m, x->remote_off, x->len);	/* after: see above */
+		mark_dirty(m, off, len);	/* after: see the top */
 		pthread_rwlock_unlock(&m->wlock);
 		return;
 	}
 	/* Reads alternate between the sides by DLM page. */
 	side = x->len ? (int)((x->remote_off / x->len) & 1) : 0;
-	if (!up(m, side))
-		side = !side;
-	if (!up(m, side)) {
+	if (read_on(r, side) && read_on(r, !side))
 		finish(r, -EIO);
-		return;
-	}
-	read_on(r, side);
 }
 
 int mirror_replicas(struct tconn *m)
@@ -290,44 +299,6 @@ static int mirror_set_pool(struct tconn *m, void *base, uint64_t len,
 			return r;
 	}
 	return 0;
-}
-
-/* One transfer of the rejoin thread's, waited for. */
-struct sync_xfer {
-	struct dlm_xfer x;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int done;
-	int status;
-};
-
-static void sync_done(struct dlm_xfer *x, int status)
-{
-	struct sync_xfer *s = (struct sync_xfer *)x;
-
-	pthread_mutex_lock(&s->lock);
-	s->status = status;
-	s->done = 1;
-	pthread_cond_signal(&s->cond);
-	pthread_mutex_unlock(&s->lock);
-}
-
-static int sync_io(struct tconn *m, int side, enum xfer_op op, uint64_t off,
-		   uint32_t len, void *buf)
-{
-	struct sync_xfer s = {
-		.x = { .op = op, .len = len, .remote_off = off, .buf = buf,
-		       .done = sync_done },
-		.lock = PTHREAD_MUTEX_INITIALIZER,
-		.cond = PTHREAD_COND_INITIALIZER,
-	};
-
-	m->inner->submit(m->side[side], &s.x);
-	pthread_mutex_lock(&s.lock);
-	while (!s.done)
-		pthread_cond_wait(&s.cond, &s.lock);
-	pthread_mutex_unlock(&s.lock);
-	return s.status;
 }
 
 static int stopping(struct tconn *m)
@@ -365,9 +336,11 @@ static const char *resync_chunk(struct tconn *m, int side, size_t c,
 			why = "its pair is gone";
 		if (!why) {
 			atomic_store(&m->dirty[c], 0);
-			if (sync_io(m, !side, XFER_READ, off, len, buf))
+			if (transport_io(m->inner, m->side[!side], XFER_READ, off,
+					 len, buf))
 				why = "reading its pair failed";
-			else if (sync_io(m, side, XFER_WRITE, off, len, buf))
+			else if (transport_io(m->inner, m->side[side], XFER_WRITE,
+					      off, len, buf))
 				why = "writing to it failed";
 		}
 		if (why || locked || !atomic_load(&m->dirty[c]))
@@ -549,6 +522,24 @@ static void mirror_close(struct tconn *m)
 	mirror_free(m);
 }
 
+static void init_locks(struct tconn *m)
+{
+	pthread_rwlockattr_t wa;
+	pthread_condattr_t ca;
+
+	/* A rejoin waiting for wlock must not starve behind WRITEs. */
+	pthread_rwlockattr_init(&wa);
+	pthread_rwlockattr_setkind_np(&wa,
+				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&m->wlock, &wa);
+	pthread_rwlockattr_destroy(&wa);
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&m->cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
 int mirror_open(struct tconn **out, const struct transport_ops *inner,
 		const struct netaddr *addr[2],
 		const struct transport_opts *opts, uint64_t *size,
@@ -565,16 +556,7 @@ int mirror_open(struct tconn **out, const struct transport_ops *inner,
 	}
 	m->inner = inner;
 	m->opts = *opts;
-	pthread_rwlock_init(&m->wlock, NULL);
-	pthread_mutex_init(&m->lock, NULL);
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&m->cond, &ca);
-		pthread_condattr_destroy(&ca);
-	}
+	init_locks(m);
 	for (side = 0; side < 2; side++) {
 		struct transport_opts o = *opts;
 		struct tconn *c;

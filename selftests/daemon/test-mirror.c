@@ -45,39 +45,9 @@ static void dead(void *ctx, unsigned int index, const char *why)
 	atomic_fetch_add(&dead_calls, 1);
 }
 
-struct sync {
-	struct dlm_xfer x;
-	pthread_mutex_t lock;
-	pthread_cond_t cv;
-	int done, status;
-};
-
-static void sync_done(struct dlm_xfer *x, int status)
-{
-	struct sync *s = (struct sync *)x;
-
-	pthread_mutex_lock(&s->lock);
-	s->status = status;
-	s->done = 1;
-	pthread_cond_signal(&s->cv);
-	pthread_mutex_unlock(&s->lock);
-}
-
 static int io(enum xfer_op op, uint64_t page, void *buf)
 {
-	struct sync s = {
-		.x = { .op = op, .len = PAGE, .remote_off = page * PAGE,
-		       .buf = buf, .done = sync_done },
-		.lock = PTHREAD_MUTEX_INITIALIZER,
-		.cv = PTHREAD_COND_INITIALIZER,
-	};
-
-	transport_mirror.submit(m, &s.x);
-	pthread_mutex_lock(&s.lock);
-	while (!s.done)
-		pthread_cond_wait(&s.cv, &s.lock);
-	pthread_mutex_unlock(&s.lock);
-	return s.status;
+	return transport_io(&transport_mirror, m, op, page * PAGE, PAGE, buf);
 }
 
 static void fill(uint64_t *buf, uint64_t page, uint64_t gen)
@@ -209,7 +179,8 @@ int main(int argc, char **argv)
 	for (r = 0, p = 0; p < 4; p++)
 		r |= write_page(buf, p, 2);
 	tap_ok(!r && wait_replicas(1, 10),
-	       "server A killed: pages 0-3 rewritten on B alone, one side up");
+	       "server A killed: pages 0-3 rewritten on B alone, one side up (status %d, %d up)",
+	       r, mirror_replicas(m));
 
 	/* A restarts on its address while pages 4-7 keep being rewritten. */
 	pthread_create(&th, NULL, writer, &writes);
