@@ -318,7 +318,8 @@ static int stopping(struct tconn *m)
  * cannot keep the pair unreplicated.  NULL, or why not.
  */
 static const char *resync_chunk(struct tconn *m, int side, size_t c,
-				uint64_t off, uint32_t len, void *buf)
+				uint64_t off, uint32_t len, void *buf,
+				unsigned long *copies)
 {
 	const char *why = NULL;
 	int tries, locked = 0;
@@ -335,6 +336,7 @@ static const char *resync_chunk(struct tconn *m, int side, size_t c,
 		else if (!up(m, !side))
 			why = "its pair is gone";
 		if (!why) {
+			(*copies)++;
 			atomic_store(&m->dirty[c], 0);
 			if (transport_io(m->inner, m->side[!side], XFER_READ, off,
 					 len, buf))
@@ -351,8 +353,12 @@ static const char *resync_chunk(struct tconn *m, int side, size_t c,
 	return why;
 }
 
-/* Copy the live side's region to rejoining SIDE.  NULL, or why not. */
-static const char *resync(struct tconn *m, int side, void *buf)
+/*
+ * Copy the live side's region to rejoining SIDE, counting the chunk
+ * copies in *COPIES.  NULL, or why not.
+ */
+static const char *resync(struct tconn *m, int side, void *buf,
+			  unsigned long *copies)
 {
 	const char *why = NULL;
 	uint64_t off;
@@ -363,7 +369,7 @@ static const char *resync(struct tconn *m, int side, void *buf)
 		why = resync_chunk(m, side, c, off,
 				   m->size - off < RESYNC_CHUNK ?
 				   (uint32_t)(m->size - off) : RESYNC_CHUNK,
-				   buf);
+				   buf, copies);
 	}
 	return why;
 }
@@ -373,6 +379,7 @@ static void rejoin(struct tconn *m, int side, void *buf)
 {
 	unsigned int gen = atomic_load(&m->gen[side]) + 1;
 	struct transport_opts o = m->opts;
+	unsigned long copies = 0;
 	struct tconn *c, **r;
 	const char *why;
 	char err[256];
@@ -417,15 +424,15 @@ static void rejoin(struct tconn *m, int side, void *buf)
 	atomic_store(&m->syncing[side], 1);
 	pthread_rwlock_unlock(&m->wlock);
 
-	why = resync(m, side, buf);
+	why = resync(m, side, buf, &copies);
 	if (!why) {
 		/* Readable before it stops being "rejoining": no gap. */
 		atomic_store(&m->down[side], 0);
 		if (atomic_exchange(&m->syncing[side], 0)) {
 			log_warn("memory server of a mirrored pair rejoined: replicated again",
-				 "server=%s mirror=%s bytes=%llu ms=%llu",
+				 "server=%s mirror=%s bytes=%llu chunk_copies=%lu ms=%llu",
 				 m->name[side], m->name[!side],
-				 (unsigned long long)m->size,
+				 (unsigned long long)m->size, copies,
 				 (unsigned long long)((now_ns() - t0) /
 						      1000000));
 			return;

@@ -124,7 +124,7 @@ while (($(date +%s) + 60 < end)); do
 	t0=$(date +%s)
 	MS_LISTEN=127.0.0.1:$port start_memserver "$side$cycles-2" 384 &&
 		restarted=$MS_PID || restarted=
-	for ((i = 0; i < 10 * cycle_s / 3; i++)); do
+	for ((i = 0; i < 10 * cycle_s / 2; i++)); do
 		grep -q 'rejoined: replicated again' "$tmp/dlmd.$cycles.log" && break
 		sleep 0.1
 	done
@@ -136,7 +136,7 @@ while (($(date +%s) + 60 < end)); do
 		kills=$((kills + 1))
 		say "cycle $cycles: killed the other memory server (pid $other): the restarted one serves all"
 	else
-		say "cycle $cycles: memory server $side restarted (pid ${restarted:-none}) did not rejoin within $((cycle_s / 3)) s"
+		say "cycle $cycles: memory server $side restarted (pid ${restarted:-none}) did not rejoin within $((cycle_s / 2)) s"
 		rejoin_failed=1
 	fi
 	sleep $((cycle_s / 3))
