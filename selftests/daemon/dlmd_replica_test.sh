@@ -65,6 +65,16 @@ survey_result() {	# survey_result NAME: waits, sets rc intact lost wrong
 		's/.*intact=\([0-9]*\) lost=\([0-9]*\) wrong=\([0-9]*\).*/\1 \2 \3/p' \
 		"$tmp/$1.out")
 }
+# survey_all_intact NAME OK-TEXT FAIL-TEXT: all 40 pages back, none lost
+survey_all_intact() {
+	survey_result "$1"
+	if [[ $rc == 0 && $lost == 0 && $wrong == 0 && $intact == 40 ]]; then
+		ok "$2"
+	else
+		notok "$3: exit $rc intact=$intact lost=$lost wrong=$wrong"
+		diag "$tmp/$1.out"
+	fi
+}
 
 if start_pair one && grep -q 'msg="replicating every stored page on two memory servers" pairs=1' \
 	"$tmp/one.dlmd.log"; then
@@ -88,13 +98,9 @@ fi
 # Pages stored, then one server killed: all of them still there.
 if survey s1 -t 40 -b 4096 -p 1024; then
 	kill -KILL "$pa"
-	survey_result s1
-	if [[ $rc == 0 && $lost == 0 && $wrong == 0 && $intact == 40 ]]; then
-		ok "server A killed after the writes: all 40 DLM pages intact (read from B)"
-	else
-		notok "after killing A: exit $rc intact=$intact lost=$lost wrong=$wrong"
-		diag "$tmp/s1.out"
-	fi
+	survey_all_intact s1 \
+		"server A killed after the writes: all 40 DLM pages intact (read from B)" \
+		"after killing A"
 else
 	notok "survey did not start"
 	diag "$tmp/s1.out"
@@ -169,13 +175,9 @@ if start_pair three && survey s3 -t 40 -b 4096 -p 1024; then
 		diag "$tmp/three.dlmd.log"
 	fi
 	kill -KILL "$pb"
-	survey_result s3
-	if [[ $rc == 0 && $lost == 0 && $wrong == 0 && $intact == 40 ]]; then
-		ok "then server B killed: all 40 DLM pages stored before A's restart intact (read from the new A)"
-	else
-		notok "after the rejoin and killing B: exit $rc intact=$intact lost=$lost wrong=$wrong"
-		diag "$tmp/s3.out"
-	fi
+	survey_all_intact s3 \
+		"then server B killed: all 40 DLM pages stored before A's restart intact (read from the new A)" \
+		"after the rejoin and killing B"
 	wait "$job"
 	rc=$?
 	if [[ $rc == 0 ]] && grep -q '^bad=0 ' "$tmp/rw3.out"; then
