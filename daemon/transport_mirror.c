@@ -18,8 +18,9 @@
  * the other is up.  A server that answers (restarted, or back from a
  * network cut) and is large enough is resynchronised: from then on every
  * WRITE goes to it too, but no READ, while the thread copies the whole
- * region from the live side in RESYNC_CHUNK pieces.  A WRITE marks the
- * chunks it touches dirty after it has been submitted to both sides, and
+ * region from the live side in RESYNC_CHUNK pieces.  A WRITE that goes
+ * to a rejoining side marks the chunks it touches dirty after it has been
+ * submitted to both sides, and
  * the thread copies a chunk again until it stays clean across a copy, so
  * a chunk is never left older than a WRITE that overlapped its copy (each
  * side runs its transfers in order); a chunk still dirty after
@@ -239,6 +240,7 @@ static void mirror_submit(struct tconn *m, struct dlm_xfer *x)
 		/* X may be done, and gone, once submitted. */
 		uint64_t off = x->remote_off;
 		uint32_t len = x->len;
+		int rejoining;
 
 		pthread_rwlock_rdlock(&m->wlock);
 		for (side = 0; side < 2; side++) {
@@ -252,6 +254,8 @@ static void mirror_submit(struct tconn *m, struct dlm_xfer *x)
 			finish(r, -EIO);
 			return;
 		}
+		/* R may be gone too once submitted. */
+		rejoining = use[0] != r->counts[0] || use[1] != r->counts[1];
 		/* Both counted before either may complete. */
 		atomic_init(&r->left, use[0] + use[1]);
 		for (side = 0; side < 2; side++) {
@@ -264,7 +268,10 @@ static void mirror_submit(struct tconn *m, struct dlm_xfer *x)
 			};
 			m->inner->submit(m->side[side], &r->sub[side]);
 		}
-		mark_dirty(m, off, len);	/* after: see the top */
+		/* After submitting (see the top), and only while a copy is in
+		 * progress: a side is rejoining as long as we hold wlock. */
+		if (rejoining)
+			mark_dirty(m, off, len);
 		pthread_rwlock_unlock(&m->wlock);
 		return;
 	}

@@ -155,18 +155,12 @@ fi
 # is killed and both runs read every word back from the restarted one.
 if start_pair three && survey s3 -t 40 -b 4096 -p 1024; then
 	kill -KILL "$pa"
-	for ((i = 0; i < 100; i++)); do
-		grep -q 'mirrored pair dropped' "$tmp/three.dlmd.log" && break
-		sleep 0.1
-	done
+	wait_log "$tmp/three.dlmd.log" 'mirrored pair dropped' 10
 	timeout 600 "$rw" -t 16 -b 2048 -p 256 -r 40 >"$tmp/rw3.out" 2>&1 &
 	job=$!
 	sleep 1
 	MS_LISTEN=127.0.0.1:$porta start_memserver three-a2 64 && pa=$MS_PID
-	for ((i = 0; i < 600; i++)); do
-		grep -q 'rejoined: replicated again' "$tmp/three.dlmd.log" && break
-		sleep 0.1
-	done
+	wait_log "$tmp/three.dlmd.log" 'rejoined: replicated again' 60
 	line=$(grep 'rejoined: replicated again' "$tmp/three.dlmd.log")
 	if [[ -n $line ]] && grep -q 'is back: copying' "$tmp/three.dlmd.log"; then
 		ok "server A restarted on its port rejoined while a run wrote (${line##*ms=} ms to copy 64 MB)"

@@ -71,6 +71,17 @@ start_memserver() {
 	return 1
 }
 
+# wait_log FILE PATTERN SECONDS: 0 once FILE has a line matching PATTERN
+# (grep -q), checking every 0.1 s; 1 if not within SECONDS.
+wait_log() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # start_dlmd NAME MEMFILE [ARGS...]: dlmd -f MEMFILE ARGS in the
 # background, logging to $tmp/NAME.log.  0 once it registered with the
 # kernel (DLMD_PID set); 1, its log shown, if it exited or did not

@@ -124,11 +124,8 @@ while (($(date +%s) + 60 < end)); do
 	t0=$(date +%s)
 	MS_LISTEN=127.0.0.1:$port start_memserver "$side$cycles-2" 384 &&
 		restarted=$MS_PID || restarted=
-	for ((i = 0; i < 10 * cycle_s / 2; i++)); do
-		grep -q 'rejoined: replicated again' "$tmp/dlmd.$cycles.log" && break
-		sleep 0.1
-	done
-	if grep -q 'rejoined: replicated again' "$tmp/dlmd.$cycles.log"; then
+	if wait_log "$tmp/dlmd.$cycles.log" 'rejoined: replicated again' \
+		$((cycle_s / 2)); then
 		say "cycle $cycles: memory server $side restarted (pid $restarted) and rejoined in $(($(date +%s) - t0)) s"
 		left=$((t0 + cycle_s / 3 - $(date +%s)))
 		((left > 0)) && sleep "$left"
