@@ -17,8 +17,11 @@
  * thread tries every REJOIN_INTERVAL_MS to reconnect a dropped side while
  * the other is up.  A server that answers (restarted, or back from a
  * network cut) and is large enough is resynchronised: from then on every
- * WRITE goes to it too, but no READ, while the thread copies the whole
- * region from the live side in RESYNC_CHUNK pieces.  A WRITE that goes
+ * WRITE goes to it too, but no READ, while the thread copies from the
+ * live side, in RESYNC_CHUNK pieces, every chunk a WRITE has touched since
+ * dlmd opened the pair (dlmd reads nothing it has not written: a block
+ * never written reads as zeroes without a transfer, and a restarted dlmd
+ * starts with fresh placement).  A WRITE that goes
  * to a rejoining side marks the chunks it touches dirty after it has been
  * submitted to both sides, and
  * the thread copies a chunk again until it stays clean across a copy, so
@@ -63,6 +66,7 @@ struct tconn {
 
 	pthread_rwlock_t wlock;		/* WRITEs: read; a rejoin: write */
 	atomic_uchar *dirty;		/* per RESYNC_CHUNK */
+	atomic_uchar *written;		/* per RESYNC_CHUNK: ever written */
 	size_t nchunks;
 	pthread_t rejoiner;
 	int has_rejoiner;
@@ -214,15 +218,18 @@ static int read_on(struct mreq *r, int side)
 	return 0;
 }
 
-static void mark_dirty(struct tconn *m, uint64_t off, uint32_t len)
+/* Set the chunks of MAP that OFF, LEN overlaps (a set one is only read). */
+static void mark(struct tconn *m, atomic_uchar *map, uint64_t off,
+		 uint32_t len)
 {
 	size_t c;
 
-	if (!m->dirty || !len)
+	if (!map || !len)
 		return;
 	for (c = off / RESYNC_CHUNK;
 	     c <= (off + len - 1) / RESYNC_CHUNK && c < m->nchunks; c++)
-		atomic_store(&m->dirty[c], 1);
+		if (!atomic_load_explicit(&map[c], memory_order_relaxed))
+			atomic_store(&map[c], 1);
 }
 
 static void mirror_submit(struct tconn *m, struct dlm_xfer *x)
@@ -256,6 +263,8 @@ static void mirror_submit(struct tconn *m, struct dlm_xfer *x)
 		}
 		/* R may be gone too once submitted. */
 		rejoining = use[0] != r->counts[0] || use[1] != r->counts[1];
+		/* Before wlock is released: a rejoin that takes it sees it. */
+		mark(m, m->written, off, len);
 		/* Both counted before either may complete. */
 		atomic_init(&r->left, use[0] + use[1]);
 		for (side = 0; side < 2; side++) {
@@ -271,7 +280,7 @@ static void mirror_submit(struct tconn *m, struct dlm_xfer *x)
 		/* After submitting (see the top), and only while a copy is in
 		 * progress: a side is rejoining as long as we hold wlock. */
 		if (rejoining)
-			mark_dirty(m, off, len);
+			mark(m, m->dirty, off, len);
 		pthread_rwlock_unlock(&m->wlock);
 		return;
 	}
@@ -361,22 +370,27 @@ static const char *resync_chunk(struct tconn *m, int side, size_t c,
 }
 
 /*
- * Copy the live side's region to rejoining SIDE, counting the chunk
- * copies in *COPIES.  NULL, or why not.
+ * Copy what was written of the live side's region to rejoining SIDE,
+ * counting the chunk copies in *COPIES and the bytes of the chunks in
+ * *BYTES.  A chunk not yet written when it is reached needs no copy: the
+ * WRITEs that touch it from then on go to both sides.  NULL, or why not.
  */
 static const char *resync(struct tconn *m, int side, void *buf,
-			  unsigned long *copies)
+			  unsigned long *copies, uint64_t *bytes)
 {
 	const char *why = NULL;
 	uint64_t off;
+	uint32_t len;
 	size_t c;
 
 	for (c = 0; c < m->nchunks && !why; c++) {
+		if (!atomic_load(&m->written[c]))
+			continue;
 		off = (uint64_t)c * RESYNC_CHUNK;
-		why = resync_chunk(m, side, c, off,
-				   m->size - off < RESYNC_CHUNK ?
-				   (uint32_t)(m->size - off) : RESYNC_CHUNK,
-				   buf, copies);
+		len = m->size - off < RESYNC_CHUNK ?
+		      (uint32_t)(m->size - off) : RESYNC_CHUNK;
+		why = resync_chunk(m, side, c, off, len, buf, copies);
+		*bytes += len;
 	}
 	return why;
 }
@@ -387,6 +401,7 @@ static void rejoin(struct tconn *m, int side, void *buf)
 	unsigned int gen = atomic_load(&m->gen[side]) + 1;
 	struct transport_opts o = m->opts;
 	unsigned long copies = 0;
+	uint64_t bytes = 0;
 	struct tconn *c, **r;
 	const char *why;
 	char err[256];
@@ -420,7 +435,7 @@ static void rejoin(struct tconn *m, int side, void *buf)
 		m->inner->close(c);
 		return;
 	}
-	log_warn("memory server of a mirrored pair is back: copying its pair's memory to it",
+	log_warn("memory server of a mirrored pair is back: copying what its pair holds to it",
 		 "server=%s mirror=%s bytes=%llu", m->name[side],
 		 m->name[!side], (unsigned long long)m->size);
 	t0 = now_ns();
@@ -431,15 +446,16 @@ static void rejoin(struct tconn *m, int side, void *buf)
 	atomic_store(&m->syncing[side], 1);
 	pthread_rwlock_unlock(&m->wlock);
 
-	why = resync(m, side, buf, &copies);
+	why = resync(m, side, buf, &copies, &bytes);
 	if (!why) {
 		/* Readable before it stops being "rejoining": no gap. */
 		atomic_store(&m->down[side], 0);
 		if (atomic_exchange(&m->syncing[side], 0)) {
 			log_warn("memory server of a mirrored pair rejoined: replicated again",
-				 "server=%s mirror=%s bytes=%llu chunk_copies=%lu ms=%llu",
+				 "server=%s mirror=%s bytes=%llu copied_bytes=%llu chunk_copies=%lu ms=%llu",
 				 m->name[side], m->name[!side],
-				 (unsigned long long)m->size, copies,
+				 (unsigned long long)m->size,
+				 (unsigned long long)bytes, copies,
 				 (unsigned long long)((now_ns() - t0) /
 						      1000000));
 			return;
@@ -518,6 +534,7 @@ static void mirror_free(struct tconn *m)
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->cond);
 	free(m->dirty);
+	free(m->written);
 	free(m->retired);
 	free(m);
 }
@@ -609,7 +626,8 @@ int mirror_open(struct tconn **out, const struct transport_ops *inner,
 	 */
 	m->nchunks = (m->size + RESYNC_CHUNK - 1) / RESYNC_CHUNK;
 	m->dirty = calloc(m->nchunks ? m->nchunks : 1, sizeof(*m->dirty));
-	if (m->dirty && !inner->set_pool &&
+	m->written = calloc(m->nchunks ? m->nchunks : 1, sizeof(*m->written));
+	if (m->dirty && m->written && !inner->set_pool &&
 	    !pthread_create(&m->rejoiner, NULL, rejoin_main, m))
 		m->has_rejoiner = 1;
 	else

@@ -163,7 +163,8 @@ if start_pair three && survey s3 -t 40 -b 4096 -p 1024; then
 	wait_log "$tmp/three.dlmd.log" 'rejoined: replicated again' 60
 	line=$(grep 'rejoined: replicated again' "$tmp/three.dlmd.log")
 	if [[ -n $line ]] && grep -q 'is back: copying' "$tmp/three.dlmd.log"; then
-		ok "server A restarted on its port rejoined while a run wrote (${line##*ms=} ms to copy 64 MB)"
+		copied=${line##*copied_bytes=}
+		ok "server A restarted on its port rejoined while a run wrote (${line##*ms=} ms to copy $((${copied%% *} >> 20)) MB written of 64)"
 	else
 		notok "server A restarted: no rejoin within 60 s"
 		diag "$tmp/three.dlmd.log"

@@ -4,7 +4,9 @@
  * over the tcp transport against two real dlm-memservers on loopback: a
  * server killed and restarted on its address rejoins, resynchronised while
  * a thread keeps writing, and then holds every page alone; a restarted
- * server smaller than the pair is refused.
+ * server smaller than the pair is refused.  Pages 6 and 7 are never
+ * written, so the rejoin copies 6 MiB of the 8 (test-mirror.sh checks the
+ * log); dlmd never reads what it has not written, and neither does this.
  *
  * Usage: test-mirror MEMSERVER PORT_A PID_A PORT_B PID_B
  * (two 8 MiB servers on 127.0.0.1; MEMSERVER restarts them).  TAP.
@@ -29,6 +31,7 @@
 #define SIZE (8 * MiB)
 #define PAGE MiB
 #define NPAGES (SIZE / PAGE)
+#define WRITTEN 6		/* pages 0..5 are written, 6 and 7 never */
 
 static const char *memserver;
 static struct tconn *m;
@@ -72,13 +75,13 @@ static int write_page(uint64_t *buf, uint64_t page, uint64_t gen)
 	return r;
 }
 
-/* Pages whose content is not their last stored generation. */
+/* Written pages whose content is not their last stored generation. */
 static int wrong_pages(uint64_t *buf, uint64_t *want)
 {
 	int wrong = 0;
 	uint64_t p;
 
-	for (p = 0; p < NPAGES; p++) {
+	for (p = 0; p < WRITTEN; p++) {
 		if (io(XFER_READ, p, buf)) {
 			wrong++;
 			continue;
@@ -89,14 +92,14 @@ static int wrong_pages(uint64_t *buf, uint64_t *want)
 	return wrong;
 }
 
-/* Pages 4..7 rewritten in turn until told to stop; counts the writes. */
+/* Pages 4..5 rewritten in turn until told to stop; counts the writes. */
 static void *writer(void *arg)
 {
 	uint64_t *buf = malloc(PAGE), gen = 100, p;
 	long *writes = arg;
 
 	while (buf && !atomic_load(&stop_writer)) {
-		for (p = 4; p < NPAGES; p++) {
+		for (p = 4; p < WRITTEN; p++) {
 			if (write_page(buf, p, ++gen))
 				goto out;
 			(*writes)++;
@@ -169,9 +172,9 @@ int main(int argc, char **argv)
 		    "a pair of 8 MiB servers opens as one of 8 MiB, both sides up (%s)",
 		    r ? err : "ok"))
 		return tap_done();
-	for (r = 0, p = 0; p < NPAGES; p++)
+	for (r = 0, p = 0; p < WRITTEN; p++)
 		r |= write_page(buf, p, 1);
-	tap_ok(!r, "8 pages of 1 MiB written to both");
+	tap_ok(!r, "6 pages of 1 MiB written to both");
 
 	/* A dies; pages 0-3 are rewritten on B alone. */
 	kill(pid_a, SIGKILL);
@@ -182,7 +185,7 @@ int main(int argc, char **argv)
 	       "server A killed: pages 0-3 rewritten on B alone, one side up (status %d, %d up)",
 	       r, mirror_replicas(m));
 
-	/* A restarts on its address while pages 4-7 keep being rewritten. */
+	/* A restarts on its address while pages 4-5 keep being rewritten. */
 	pthread_create(&th, NULL, writer, &writes);
 	usleep(300000);
 	new_a = start_server(argv[2], "8");

@@ -16,8 +16,8 @@
 #   fig3        matvec (dlm_alloc/dlm_free), 32 MB through 8 MB
 #
 # and, a third of the way in, kills one memory server of the pair
-# (alternately A and B) and restarts it on its address; dlmd must copy its
-# pair's memory to it and replicate again ("rejoined" in its log), and
+# (alternately A and B) and restarts it on its address; dlmd must copy what
+# its pair holds to it and replicate again ("rejoined" in its log), and
 # two thirds of the way in the other server is killed, so everything from
 # then on is read from the restarted one: replication and the rejoin must
 # lose nothing.  Every run checks
@@ -126,7 +126,9 @@ while (($(date +%s) + 60 < end)); do
 		restarted=$MS_PID || restarted=
 	if wait_log "$tmp/dlmd.$cycles.log" 'rejoined: replicated again' \
 		$((cycle_s / 2)); then
-		say "cycle $cycles: memory server $side restarted (pid $restarted) and rejoined in $(($(date +%s) - t0)) s"
+		line=$(grep 'rejoined: replicated again' "$tmp/dlmd.$cycles.log")
+		copied=${line##*copied_bytes=}
+		say "cycle $cycles: memory server $side restarted (pid $restarted) and rejoined in $(($(date +%s) - t0)) s ($((${copied%% *} >> 20)) MB copied)"
 		left=$((t0 + cycle_s / 3 - $(date +%s)))
 		((left > 0)) && sleep "$left"
 		kill -KILL "$other"
