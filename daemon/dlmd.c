@@ -116,7 +116,7 @@ static void usage(FILE *f)
 "                            both fails that pair's pages.  A lost server\n"
 "                            restarted at its address rejoins: what the\n"
 "                            pair holds is copied to it, then it is used\n"
-"                            again (tcp; logged).  tcp or verbs\n"
+"                            again (logged).  tcp or verbs\n"
 "      --no-keep             release a page's server copy when the kernel\n"
 "                            fetches it (by default the copy is kept while\n"
 "                            spare capacity allows, so a page the program\n"

@@ -60,6 +60,8 @@ struct transport_opts {
 					 * that much at open */
 };
 
+#define TRANSPORT_MAX_POOLS	4
+
 struct transport_ops {
 	const char *name;
 	/*
@@ -78,7 +80,9 @@ struct transport_ops {
 	/*
 	 * Optional: the frame pool, once mapped, before the first submit;
 	 * every X->buf lies in it.  The verbs transport registers it for
-	 * RDMA.  0, or -errno with ERR saying what to do about it.
+	 * RDMA.  It may be called again with other memory (at most
+	 * TRANSPORT_MAX_POOLS regions in all): the mirror's copy buffer.
+	 * 0, or -errno with ERR saying what to do about it.
 	 */
 	int (*set_pool)(struct tconn *c, void *base, uint64_t len,
 			char *err, size_t errlen);

@@ -13,9 +13,8 @@
  * does the mirror itself die, which the dispatcher sees as one server
  * dying.  Placement and the kernel see one server of the smaller size.
  *
- * Rejoin (inner transports without a registered pool, i.e. tcp): a
- * thread tries every REJOIN_INTERVAL_MS to reconnect a dropped side while
- * the other is up.  A server that answers (restarted, or back from a
+ * Rejoin: a thread tries every REJOIN_INTERVAL_MS to reconnect a dropped
+ * side while the other is up.  A server that answers (restarted, or back from a
  * network cut) and is large enough is resynchronised: from then on every
  * WRITE goes to it too, but no READ, while the thread copies from the
  * live side, in RESYNC_CHUNK pieces, every chunk a WRITE has touched since
@@ -32,7 +31,9 @@
  * the pair is replicated once more.  The switch to "WRITEs go to both"
  * happens under wlock, which every WRITE holds while it chooses its sides
  * and submits, so no WRITE that skipped the new side is still being
- * submitted when the copy starts.
+ * submitted when the copy starts.  With a transport that registers
+ * memory (verbs), the copy buffer is registered with every connection
+ * beside the frame pool, and a rejoin waits until dlmd has set the pool.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -70,7 +71,11 @@ struct tconn {
 	size_t nchunks;
 	pthread_t rejoiner;
 	int has_rejoiner;
-	pthread_mutex_t lock;		/* stopping, retired */
+	void *copybuf;			/* RESYNC_CHUNK, for the rejoin */
+	pthread_mutex_t lock;		/* stopping, retired, pool */
+	void *pool;			/* the frame pool, once set */
+	uint64_t pool_len;
+	int no_rejoin;			/* the copy buffer cannot be used */
 	pthread_cond_t cond;
 	int stopping;
 	struct tconn **retired;		/* replaced connections, closed last */
@@ -300,21 +305,45 @@ static int mirror_alive(struct tconn *m)
 	return up(m, 0) || up(m, 1);
 }
 
+/*
+ * Register the pool, and the copy buffer, with connection C; called with
+ * m->lock held.  0, or -errno with ERR; a copy buffer that cannot be
+ * registered turns the rejoin off (logged), the connection is kept.
+ */
+static int register_conn(struct tconn *m, struct tconn *c, char *err,
+			 size_t errlen)
+{
+	char why[256];
+	int r;
+
+	r = m->inner->set_pool(c, m->pool, m->pool_len, err, errlen);
+	if (r || !m->copybuf || m->no_rejoin)
+		return r;
+	if (m->inner->set_pool(c, m->copybuf, RESYNC_CHUNK, why, sizeof(why))) {
+		m->no_rejoin = 1;
+		log_warn("dropped memory servers of this mirrored pair will not rejoin: the copy buffer cannot be registered",
+			 "mirror=%s+%s why=\"%s\"", m->name[0], m->name[1], why);
+	}
+	return 0;
+}
+
 static int mirror_set_pool(struct tconn *m, void *base, uint64_t len,
 			   char *err, size_t errlen)
 {
-	int side, r;
+	int side, r = 0;
 
 	if (!m->inner->set_pool)
 		return 0;
-	for (side = 0; side < 2; side++) {
-		if (!m->side[side])
-			continue;
-		r = m->inner->set_pool(m->side[side], base, len, err, errlen);
-		if (r)
-			return r;
-	}
-	return 0;
+	pthread_mutex_lock(&m->lock);
+	m->pool = base;
+	m->pool_len = len;
+	for (side = 0; side < 2 && !r; side++)
+		if (m->side[side])
+			r = register_conn(m, m->side[side], err, errlen);
+	if (r)
+		m->pool = NULL;
+	pthread_mutex_unlock(&m->lock);
+	return r;
 }
 
 static int stopping(struct tconn *m)
@@ -424,6 +453,20 @@ static void rejoin(struct tconn *m, int side, void *buf)
 		return;
 	}
 	pthread_mutex_lock(&m->lock);
+	/*
+	 * A pool is registered before the first transfer (verbs): none yet,
+	 * try again later; the copy buffer too, or no rejoin (logged).
+	 */
+	if (m->inner->set_pool && (!m->pool || m->no_rejoin ||
+				   register_conn(m, c, err, sizeof(err)) ||
+				   m->no_rejoin)) {
+		if (m->pool && !m->no_rejoin)
+			log_warn("memory server of a mirrored pair answers but its connection cannot register memory: not rejoined",
+				 "server=%s why=\"%s\"", m->name[side], err);
+		pthread_mutex_unlock(&m->lock);
+		m->inner->close(c);
+		return;
+	}
 	r = realloc(m->retired, (m->nretired + 1) * sizeof(*r));
 	if (r) {
 		m->retired = r;
@@ -473,14 +516,8 @@ static void *rejoin_main(void *arg)
 {
 	struct tconn *m = arg;
 	struct timespec ts;
-	void *buf = malloc(RESYNC_CHUNK);
 	int side;
 
-	if (!buf) {
-		log_warn("no memory for resynchronising mirrored pairs: dropped servers will not rejoin",
-			 "mirror=%s+%s", m->name[0], m->name[1]);
-		return NULL;
-	}
 	pthread_mutex_lock(&m->lock);
 	while (!m->stopping) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -493,15 +530,16 @@ static void *rejoin_main(void *arg)
 		pthread_cond_timedwait(&m->cond, &m->lock, &ts);
 		if (m->stopping)
 			break;
+		if (m->no_rejoin)
+			continue;
 		pthread_mutex_unlock(&m->lock);
 		for (side = 0; side < 2; side++)
 			if (atomic_load(&m->down[side]) &&
 			    !atomic_load(&m->syncing[side]) && up(m, !side))
-				rejoin(m, side, buf);
+				rejoin(m, side, m->copybuf);
 		pthread_mutex_lock(&m->lock);
 	}
 	pthread_mutex_unlock(&m->lock);
-	free(buf);
 	return NULL;
 }
 
@@ -535,6 +573,7 @@ static void mirror_free(struct tconn *m)
 	pthread_cond_destroy(&m->cond);
 	free(m->dirty);
 	free(m->written);
+	free(m->copybuf);
 	free(m->retired);
 	free(m);
 }
@@ -620,20 +659,18 @@ int mirror_open(struct tconn **out, const struct transport_ops *inner,
 	else
 		*size = m->side[0] ? sz[0] : sz[1];
 	m->size = *size;
-	/*
-	 * Rejoining copies through a buffer of its own, which a transport
-	 * that registers the pool (verbs) could not use.
-	 */
 	m->nchunks = (m->size + RESYNC_CHUNK - 1) / RESYNC_CHUNK;
 	m->dirty = calloc(m->nchunks ? m->nchunks : 1, sizeof(*m->dirty));
 	m->written = calloc(m->nchunks ? m->nchunks : 1, sizeof(*m->written));
-	if (m->dirty && m->written && !inner->set_pool &&
+	/* Page-aligned: registered for RDMA beside the pool (verbs). */
+	if (posix_memalign(&m->copybuf, 4096, RESYNC_CHUNK))
+		m->copybuf = NULL;
+	if (m->dirty && m->written && m->copybuf &&
 	    !pthread_create(&m->rejoiner, NULL, rejoin_main, m))
 		m->has_rejoiner = 1;
 	else
-		log_warn("dropped memory servers of this mirrored pair will not rejoin",
-			 "mirror=%s+%s transport=%s", m->name[0], m->name[1],
-			 inner->name);
+		log_warn("dropped memory servers of this mirrored pair will not rejoin: out of memory",
+			 "mirror=%s+%s", m->name[0], m->name[1]);
 	*out = m;
 	return 0;
 }

@@ -11,7 +11,8 @@
  * swap-in is one RDMA READ from the server's memory straight into the
  * frame that the kernel maps into the program, and a swap-out one RDMA
  * WRITE from the victim's frame: no copy on this side, no CPU on the
- * server.
+ * server.  set_pool may register a few more regions (the mirror's copy
+ * buffer, transport_mirror.c); a transfer's buffer must lie in one.
  *
  * submit posts the work request (or queues it while the send queue is
  * full); one thread per connection waits on the completion channel and on
@@ -55,9 +56,8 @@ struct tconn {
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *ch;
 	struct ibv_cq *cq;
-	struct ibv_mr *mr;		/* the frame pool */
-	uint8_t *pool;
-	uint64_t pool_len;
+	struct ibv_mr *mr[TRANSPORT_MAX_POOLS];	/* the frame pool first */
+	unsigned int nmr;
 	int connected;
 
 	uint64_t raddr, size;		/* the server's memory */
@@ -126,6 +126,22 @@ static void verbs_die(struct tconn *c, const char *why)
 	xfer_fail_all(queued);
 }
 
+/* The region BUF, LEN lies in, or NULL. */
+static struct ibv_mr *region(struct tconn *c, const void *buf, uint32_t len)
+{
+	const uint8_t *b = buf;
+	unsigned int i;
+
+	for (i = 0; i < c->nmr; i++) {
+		const uint8_t *base = c->mr[i]->addr;
+
+		if (b >= base && len <= c->mr[i]->length &&
+		    (size_t)(b - base) <= c->mr[i]->length - len)
+			return c->mr[i];
+	}
+	return NULL;
+}
+
 /* Post what is queued while the send queue has room; 0 or -errno. */
 static int post_locked(struct tconn *c)
 {
@@ -139,7 +155,7 @@ static int post_locked(struct tconn *c)
 		sge = (struct ibv_sge){
 			.addr = (uintptr_t)x->buf,
 			.length = x->len,
-			.lkey = c->mr->lkey,
+			.lkey = region(c, x->buf, x->len)->lkey,
 		};
 		wr = (struct ibv_send_wr){
 			.wr_id = (uintptr_t)x,
@@ -335,8 +351,8 @@ static void *verbs_main(void *arg)
 
 static void verbs_free(struct tconn *c)
 {
-	if (c->mr)
-		ibv_dereg_mr(c->mr);
+	while (c->nmr)
+		ibv_dereg_mr(c->mr[--c->nmr]);
 	if (c->id && c->id->qp)
 		rdma_destroy_qp(c->id);
 	if (c->cq)
@@ -638,25 +654,32 @@ free:
 static int verbs_set_pool(struct tconn *c, void *base, uint64_t len,
 			  char *err, size_t errlen)
 {
+	struct ibv_mr *mr;
 	int e;
 
-	c->mr = ibv_reg_mr(c->pd, base, len, IBV_ACCESS_LOCAL_WRITE);
-	if (!c->mr) {
+	if (c->nmr == TRANSPORT_MAX_POOLS) {
+		snprintf(err, errlen, "%s: more than %d regions registered",
+			 c->name, TRANSPORT_MAX_POOLS);
+		return -ENOSPC;
+	}
+	mr = ibv_reg_mr(c->pd, base, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr) {
 		e = errno;
-		snprintf(err, errlen, "%s: cannot register the frame pool (%" PRIu64 " MB) with %s for RDMA: %s: %s",
-			 c->name, len >> 20,
-			 ibv_get_device_name(c->id->verbs->device),
+		snprintf(err, errlen, "%s: cannot register %s (%" PRIu64 " MB) with %s for RDMA: %s: %s",
+			 c->name, c->nmr ? "a copy buffer" : "the frame pool",
+			 len >> 20, ibv_get_device_name(c->id->verbs->device),
 			 strerror(e), verbs_reg_hint(e));
 		return -e;
 	}
-	c->pool = base;
-	c->pool_len = len;
+	/* Before submit may look at it: set_pool precedes the transfers. */
+	pthread_mutex_lock(&c->lock);
+	c->mr[c->nmr++] = mr;
+	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
 
 static void verbs_submit(struct tconn *c, struct dlm_xfer *x)
 {
-	uint8_t *b = x->buf;
 	const char *why = NULL;
 
 	if (!x->len) {
@@ -669,10 +692,9 @@ static void verbs_submit(struct tconn *c, struct dlm_xfer *x)
 		x->done(x, -EIO);
 		return;
 	}
-	if (!c->mr)
+	if (!c->nmr)
 		why = "no frame pool registered";
-	else if (b < c->pool || x->len > c->pool_len ||
-		 (uint64_t)(b - c->pool) > c->pool_len - x->len)
+	else if (!region(c, x->buf, x->len))
 		why = "buffer outside the frame pool";
 	else if (x->len > c->max_io)
 		why = "larger than the server's max_io";
