@@ -113,7 +113,7 @@ else
 	diag "$log/blk-n"
 fi
 if [[ ! -f drivers/dlmem/dlmem.ko ]] ||
-   nm drivers/dlmem/dlmem.ko | grep -q 'dlm_blk_queue_rq\|fmpl_ioctl\|awg_ioctl'; then
+   nm drivers/dlmem/dlmem.ko | grep >/dev/null 'dlm_blk_queue_rq\|fmpl_ioctl\|awg_ioctl'; then
 	notok "CONFIG_DLMEM_BLK=n FMPL=n AWGSTAR=n: the module still has blk.c's, fmpl_dev.c's or awg_dev.c's code"
 else
 	ok "CONFIG_DLMEM_BLK=n FMPL=n AWGSTAR=n: no blk.c (dlm_blk_queue_rq), fmpl_dev.c (fmpl_ioctl) or awg_dev.c (awg_ioctl) code in the module"

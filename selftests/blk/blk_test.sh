@@ -376,7 +376,7 @@ else
 	skip "blk-del after dlmd died under swap"
 fi
 
-if dmesg | grep -qE "hung_task|blocked for more than"; then
+if dmesg | grep >/dev/null -E "hung_task|blocked for more than"; then
 	notok "no hung task reported"
 else
 	ok "no hung task reported"

@@ -67,7 +67,8 @@ pc() { PKG_CONFIG_PATH=$lib/pkgconfig pkg-config "$@"; }
 build_pc() {
 	# shellcheck disable=SC2046 # pkg-config's words
 	cc -Wall -Werror -o "$tmp/pp" "$example" $(pc --cflags --libs fmpl) &&
-		ldd "$tmp/pp" | grep -q "libfmpl.so.0 => $lib/libfmpl.so.0"
+		ldd "$tmp/pp" >"$tmp/ldd" &&
+		grep -q "libfmpl.so.0 => $lib/libfmpl.so.0" "$tmp/ldd"
 }
 check "cc fmpl-pingpong.c \$(pkg-config --cflags --libs fmpl) links the build tree's libfmpl.so.0" build_pc
 
@@ -83,7 +84,7 @@ build_static() {
 check "fmpl-pingpong links statically with libfmpl.a, internals stay local" build_static
 
 tool_help() {
-	"$O/bin/fmplrun" --help | grep -q '^Usage: fmplrun -np N'
+	"$O/bin/fmplrun" --help | grep >/dev/null '^Usage: fmplrun -np N'
 }
 check "fmplrun --help" tool_help
 
