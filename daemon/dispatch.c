@@ -693,6 +693,7 @@ void dispatch_json(struct dispatch *d, FILE *f)
 {
 	struct pl_server_info info = { 0 };
 	unsigned int i, nsp = 0;
+	char copies[32];
 
 	fprintf(f, "  \"servers\": [");
 	for (i = 0; i < d->nservers; i++) {
@@ -702,12 +703,18 @@ void dispatch_json(struct dispatch *d, FILE *f)
 			nsp = pl_nspaces(d->pl);
 		}
 		info.dead = d->servers[i].dead || !d->servers[i].conn;
+		/* A mirrored pair: how many of its servers hold the pages. */
+		copies[0] = 0;
+		if (d->cfg.tops->replicas && d->servers[i].conn)
+			snprintf(copies, sizeof(copies), ", \"replicas\": %d",
+				 info.dead ? 0 :
+				 d->cfg.tops->replicas(d->servers[i].conn));
 		pthread_mutex_unlock(&d->lock);
 		fprintf(f, "%s\n    {\"rank\": %u, \"addr\": \"%s\", \"alive\": %s, "
 			"\"capacity\": %" PRIu64 ", \"free\": %" PRIu64
-			", \"stored\": %" PRIu64 "}", i ? "," : "", i + 1,
+			", \"stored\": %" PRIu64 "%s}", i ? "," : "", i + 1,
 			d->servers[i].name, info.dead ? "false" : "true",
-			info.capacity, info.free, info.stored);
+			info.capacity, info.free, info.stored, copies);
 	}
 	fprintf(f, "\n  ],\n  \"spaces\": %u,\n  \"pool_bytes\": %" PRIu64,
 		nsp, d->cfg.pool_size);

@@ -96,6 +96,8 @@ struct transport_ops {
 	void (*stop)(struct tconn *c);
 	/* stop() if not done yet, then free C. */
 	void (*close)(struct tconn *c);
+	/* Optional: the copies C keeps now (the mirror: sides up, 0-2). */
+	int (*replicas)(struct tconn *c);
 };
 
 extern const struct transport_ops transport_tcp;
@@ -112,8 +114,8 @@ int transport_io(const struct transport_ops *ops, struct tconn *c,
  * ADDR[1], each reached by INNER, as one server whose every page is on
  * both; *SIZE is the smaller size.  OPTS->dead() is called only when both
  * are gone.  A dropped side that answers again is resynchronised in the
- * background and then used again (tcp only).  0, or -errno with ERR when neither answers.  Its ops
- * (transport_mirror) have no open: connect with this.
+ * background and then used again.  0, or -errno with ERR when neither
+ * answers.  Its ops (transport_mirror) have no open: connect with this.
  */
 int mirror_open(struct tconn **out, const struct transport_ops *inner,
 		const struct netaddr *addr[2],

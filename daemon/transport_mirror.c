@@ -682,4 +682,5 @@ const struct transport_ops transport_mirror = {
 	.set_pool = mirror_set_pool,
 	.stop = mirror_stop,
 	.close = mirror_close,
+	.replicas = mirror_replicas,
 };

@@ -42,8 +42,21 @@ start_pair() {	# start_pair TAG: two memory servers, a memfile, dlmd -r 2
 	printf '16\n64 %s:%s\n64 %s:%s\n' "$connect" "$porta" "$connect" "$portb" \
 		>"$tmp/$1.memfile"
 	start_dlmd "$1.dlmd" "$tmp/$1.memfile" --replicas 2 \
-		--transport "$transport" || return 1
+		--transport "$transport" --stats-file "$tmp/$1.json" \
+		--stats-interval 1 || return 1
 	dlmd=$DLMD_PID
+}
+# replicas TAG WANT: 0 once dlmd's stats file (written every second) says
+# the pair keeps WANT copies, within 5 s; prints what it says last.
+replicas() {
+	local i r
+	for ((i = 0; i < 50; i++)); do
+		r=$(sed -n 's/.*"replicas": \([0-9]*\).*/\1/p' "$tmp/$1.json" 2>/dev/null)
+		[[ $r == "$2" ]] && break
+		sleep 0.1
+	done
+	echo "${r:-none}"
+	[[ $r == "$2" ]]
 }
 stop_dlmd() {
 	kill -TERM "$dlmd" 2>/dev/null
@@ -182,17 +195,20 @@ fi
 if start_pair three && survey s3 -t 40 -b 4096 -p 1024; then
 	kill -KILL "$pa"
 	wait_log "$tmp/three.dlmd.log" 'mirrored pair dropped' 10
+	one=$(replicas three 1)
 	timeout 600 "$rw" -t 16 -b 2048 -p 256 -r 40 >"$tmp/rw3.out" 2>&1 &
 	job=$!
 	sleep 1
 	MS_LISTEN=$listen:$porta start_memserver three-a2 64 && pa=$MS_PID
 	wait_log "$tmp/three.dlmd.log" 'rejoined: replicated again' 60
+	two=$(replicas three 2)
 	line=$(grep 'rejoined: replicated again' "$tmp/three.dlmd.log")
-	if [[ -n $line ]] && grep -q 'is back: copying' "$tmp/three.dlmd.log"; then
+	if [[ -n $line && $one == 1 && $two == 2 ]] &&
+	   grep -q 'is back: copying' "$tmp/three.dlmd.log"; then
 		copied=${line##*copied_bytes=}
-		ok "server A restarted on its port rejoined while a run wrote (${line##*ms=} ms to copy $((${copied%% *} >> 20)) MB written of 64)"
+		ok "server A restarted on its port rejoined while a run wrote (${line##*ms=} ms to copy $((${copied%% *} >> 20)) MB written of 64; stats: replicas 1, then 2)"
 	else
-		notok "server A restarted: no rejoin within 60 s"
+		notok "server A restarted: no rejoin within 60 s, or stats not replicas 1 then 2 ($one, $two)"
 		diag "$tmp/three.dlmd.log"
 	fi
 	kill -KILL "$pb"
