@@ -17,21 +17,19 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=selftests/verbs/rxe.sh
 . "$here/rxe.sh"
 
-echo "TAP version 13"
-if [[ $(id -u) != 0 || -z ${DLM_VM:-} ]]; then
-	echo "1..0 # SKIP needs root in a VM (vm-images/vm-run): it adds soft-RoCE devices"
+# skip WHY: the whole test skipped (the TAP header is dlmd_replica_test's).
+skip() {
+	printf 'TAP version 13\n1..0 # SKIP %s\n' "$1"
 	exit 4
-fi
+}
+[[ $(id -u) == 0 && -n ${DLM_VM:-} ]] ||
+	skip "needs root in a VM (vm-images/vm-run): it adds soft-RoCE devices"
 bin=${O:-$here/../../build}/bin
-if [[ $("$bin/dlmd" --version 2>/dev/null) != *"transports: tcp verbs"* ]]; then
-	echo "1..0 # SKIP dlmd built without rdma-core (make deps; make)"
-	exit 4
-fi
-if [[ -e /sys/class/infiniband/rxe0 ]] || ! rxe_setup; then
-	echo "1..0 # SKIP no soft-RoCE devices on a veth pair (rdma_rxe missing, or rxe0 taken)"
-	exit 4
-fi
+[[ $("$bin/dlmd" --version 2>/dev/null) == *"transports: tcp verbs"* ]] ||
+	skip "dlmd built without rdma-core (make deps; make)"
+[[ ! -e /sys/class/infiniband/rxe0 ]] || skip "rxe0 exists already"
 trap rxe_teardown EXIT
+rxe_setup >&2 || skip "no soft-RoCE devices on a veth pair (rdma_rxe missing?)"
 # The servers on vb's address, dlmd through va: RDMA crosses the pair.
 DLM_REPLICA_TRANSPORT=verbs DLM_REPLICA_LISTEN="[$LB%vb]" \
 	DLM_REPLICA_CONNECT="[$LB%va]" DLM_REPLICA_RX_IF=vb \
