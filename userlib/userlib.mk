@@ -119,10 +119,10 @@ $(O)/userlib/tests/config_test: userlib/tests/config_test.c userlib/libdlm/confi
 	$(CC) $(USER_CFLAGS) -I$(KSFT_INC) -Iuserlib/libdlm $(LIBDLM_INC) \
 		-pthread -o $@ $< userlib/libdlm/config.c userlib/libdlm/errors.c
 
-# Selftests in the VM (selftests/libdlm/*_test.c, built by the top-level
-# pattern rule) link the static library.
+# Selftests in the VM (selftests/libdlm/*_test.c and preload_prog, built by
+# the top-level pattern rule) link the static library.
 SELFTEST_LDLIBS_libdlm := $(LIBDLM_INC) -L$(O)/lib -l:libdlm.a
-$(patsubst selftests/%.c,$(O)/selftests/%,$(wildcard selftests/libdlm/*_test.c)): \
+$(patsubst selftests/%.c,$(O)/selftests/%,$(wildcard selftests/libdlm/*.c)): \
 		$(O)/lib/libdlm.a userlib/include/dlm.h
 
 # ---- libdlm's user-level modes (--mode=sigsegv|uffd, umode*.c) -------------
