@@ -126,6 +126,7 @@ struct dlm_slot {
 	bool referenced;
 	u8 copy;
 	u8 fill;
+	bool ahead;		/* read ahead, not faulted on yet */
 	u64 ready_ns;
 	struct dlm_req *req;
 };

@@ -20,7 +20,10 @@
  * more): a fault that fetches DLM page N while page N - 1 is resident is
  * taken for a sequential stream, and pages N + 1 .. N + readahead_dpages
  * that are stored remotely are fetched too, into free slots, without
- * waiting for them; a fault on one of them waits for its fetch.
+ * waiting for them; a fault on one of them waits for its fetch.  The
+ * first fault on a page read ahead continues the stream in the same way
+ * (the page cache's PG_readahead marker), so a stream keeps its pages
+ * coming instead of missing every other one.
  *
  * Clean victims move no data: the page tables pass their dirty bits on to
  * the frames when a DLM page is unmapped, so a page never written since
@@ -452,6 +455,7 @@ static void dlm_readahead(struct dlm_space *sp, u64 dpn)
 		sp->slots[k].dpn = next;
 		sp->slots[k].state = DLM_SLOT_FETCHING;
 		sp->slots[k].referenced = true;	/* not a victim before use */
+		sp->slots[k].ahead = true;
 		sp->slots[k].req = req;
 		dlm_xa_set(sp, next, DLM_XA_SLOT0 + k);
 		sp->nr_resident++;
@@ -626,6 +630,9 @@ again:
 	if (e && v >= DLM_XA_SLOT0) {
 		slot = &sp->slots[v - DLM_XA_SLOT0];
 		if (slot->state == DLM_SLOT_READY) {
+			bool ahead = slot->ahead;
+
+			slot->ahead = false;
 			slot->referenced = true;
 			ret = dlm_map_frames(vmf, sp, dpn,
 					     dlm_slot_frames(sp, v - DLM_XA_SLOT0));
@@ -633,6 +640,11 @@ again:
 				dlm_lat_record(DLM_LAT_MAP,
 					       ktime_get_ns() - slot->ready_ns);
 				slot->ready_ns = 0;
+			}
+			if (ahead && ret == VM_FAULT_NOPAGE) {
+				dlm_readahead(sp, dpn);
+				if (sp->protocol == DLM_PROTO_ASYNC)
+					dlm_refill_queue(sp, v - DLM_XA_SLOT0);
 			}
 			goto unlock;
 		}
@@ -688,6 +700,7 @@ again:
 		}
 		slot->dpn = dpn;
 		slot->state = DLM_SLOT_READY;
+		slot->ahead = false;
 		slot->copy = e ? DLM_COPY_FILL : DLM_COPY_ZERO;
 		slot->ready_ns = 0;
 		dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
@@ -716,6 +729,7 @@ again:
 	dlm_lat_record(DLM_LAT_REQUEST, req->sent_ns - t0);
 	slot->dpn = dpn;
 	slot->state = DLM_SLOT_FETCHING;
+	slot->ahead = false;
 	slot->req = req;
 	dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
 	sp->nr_resident++;

@@ -26,7 +26,7 @@ if ! command -v python3 >/dev/null; then
 	echo "1..0 # SKIP needs python3 for fake_dlmd.py"
 	exit $KSFT_SKIP
 fi
-echo "1..44"
+echo "1..45"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
@@ -125,6 +125,12 @@ rwk "never-written pages read as zeros, evicted without a transfer" \
 	-z -t 16 -b 1024 -p 1024
 rwk "without DLM_NL_F_KEPT every victim is stored, none dropped" \
 	'$(kv drops) == 0 && $(kv swapouts) > 0' -t 16 -b 2048 -p 1024 -c 3
+
+# Read-ahead: the first fault on a page read ahead reads ahead the next, so
+# a sequential read-back fetches nearly every page ahead.  Read-ahead only
+# on the faults that fetched gave at most half: every other page missed.
+rwk "sequential read-back: each page read ahead reads ahead the next" \
+	'$(kv readaheads) * 10 > $(kv swapins) * 7' -t 16 -b 1024 -p 64 -r 1
 
 # Same-filled pages (dlm_rw -f: half the DLM pages hold one repeated value,
 # the others differ from that in one word or byte, or are random): kept as
