@@ -45,6 +45,7 @@ struct fmpl_pages {
 	unsigned int offset;	/* of the first byte within pages[0] */
 	u64 size;
 	bool writable;
+	struct mm_struct *mm;	/* long-term: its pinned_vm holds npages */
 };
 
 enum fmpl_req_state {

@@ -7,6 +7,8 @@
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -15,9 +17,43 @@
 #include "fmpl.h"
 
 /*
+ * Long-term pins count against the process's RLIMIT_MEMLOCK, in its
+ * mm->pinned_vm (VmPin in /proc/PID/status), as RDMA memory registrations
+ * do; CAP_IPC_LOCK lifts the limit.  The mm is held until the unpin, which
+ * may happen after the process has gone.
+ */
+static int fmpl_charge(struct fmpl_pages *pg, unsigned int n)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct mm_struct *mm = current->mm;
+
+	if (!mm)
+		return -EFAULT;
+	if (atomic64_add_return(n, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(n, &mm->pinned_vm);
+		pr_debug("pid %d: pinning %u pages passes RLIMIT_MEMLOCK (%lu pages): raise ulimit -l (memlock in limits.conf)\n",
+			 task_pid_nr(current), n, limit);
+		return -ENOMEM;
+	}
+	mmgrab(mm);
+	pg->mm = mm;
+	return 0;
+}
+
+static void fmpl_uncharge(struct fmpl_pages *pg, unsigned int n)
+{
+	if (!pg->mm)
+		return;
+	atomic64_sub(n, &pg->mm->pinned_vm);
+	mmdrop(pg->mm);
+	pg->mm = NULL;
+}
+
+/*
  * Pin [uaddr, uaddr + size) of the current process.  Long-term pins are for
- * the areas registered once (matching, flag, spool); a message buffer is
- * pinned only while its request is outstanding.
+ * the areas registered once (matching, flag, spool), charged as above; a
+ * message buffer is pinned only while its request is outstanding.
  */
 int fmpl_pin(struct fmpl_pages *pg, u64 uaddr, u64 size, bool writable,
 	     bool longterm)
@@ -35,9 +71,16 @@ int fmpl_pin(struct fmpl_pages *pg, u64 uaddr, u64 size, bool writable,
 		return -EFAULT;
 
 	n = (PAGE_ALIGN(uaddr + size) - start) >> PAGE_SHIFT;
+	if (longterm) {
+		ret = fmpl_charge(pg, n);
+		if (ret)
+			return ret;
+	}
 	pg->pages = kvmalloc_array(n, sizeof(*pg->pages), GFP_KERNEL);
-	if (!pg->pages)
-		return -ENOMEM;
+	if (!pg->pages) {
+		ret = -ENOMEM;
+		goto uncharge;
+	}
 	while (done < n) {
 		ret = pin_user_pages_fast(start + ((unsigned long)done << PAGE_SHIFT),
 					  n - done, flags, pg->pages + done);
@@ -58,6 +101,8 @@ unpin:
 		unpin_user_pages(pg->pages, done);
 	kvfree(pg->pages);
 	pg->pages = NULL;
+uncharge:
+	fmpl_uncharge(pg, n);
 	return ret;
 }
 
@@ -67,6 +112,7 @@ void fmpl_unpin(struct fmpl_pages *pg)
 		return;
 	/* Pages written by the kernel were dirtied when written. */
 	unpin_user_pages(pg->pages, pg->npages);
+	fmpl_uncharge(pg, pg->npages);
 	kvfree(pg->pages);
 	pg->pages = NULL;
 	pg->npages = 0;

@@ -8,12 +8,16 @@
  * edges, unmapped and read-only areas and buffers (EFAULT), xfer flags,
  * ranks, indices, communicators and sizes, wait flags, spool alignment,
  * collective roots, COMM_INFO's ENOSPC, every unknown request number and
- * every wrong structure size (ENOTTY), a second INIT (EBUSY).  After all
+ * every wrong structure size (ENOTTY), a second INIT (EBUSY), long-term
+ * pins past RLIMIT_MEMLOCK without CAP_IPC_LOCK (ENOMEM).  After all
  * that the same file still works: a message to itself in a 1-rank world,
  * data checked.
  */
 #define _GNU_SOURCE
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+#include <linux/capability.h>
 
 #include "kselftest_harness.h"
 #include "fmpl_util.h"
@@ -441,6 +445,77 @@ TEST(sendbuf_every_field)
 	ASSERT_EQ(0, st.spool_used);
 	ASSERT_EQ(-1, check_byte(st.reserved, sizeof(st.reserved), 0));
 	close(w.fd);
+}
+
+/* VmPin of /proc/self/status in KB, or -1. */
+static long vm_pin_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* Take CAP_IPC_LOCK out of this process's effective set: 0 or -1. */
+static int drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[CAP_IPC_LOCK / 32].effective &= ~(1U << (CAP_IPC_LOCK % 32));
+	return syscall(SYS_capset, &h, d) ? -1 : 0;
+}
+
+/*
+ * The areas pinned for good (matching and flag areas, spool) count against
+ * RLIMIT_MEMLOCK in VmPin, as RDMA registrations do; CAP_IPC_LOCK lifts the
+ * limit; closing the file gives the pages back.
+ */
+TEST(long_term_pins_count_against_memlock)
+{
+	struct rlimit rl = { 64 * KB, 64 * KB };
+	uint8_t *spool = map(64 * KB, PROT_READ | PROT_WRITE);
+	struct fmpl_sendbuf sb = { .buf = (uintptr_t)spool, .size = 64 * KB };
+	struct world w;
+	long base = vm_pin_kb(), kb = -1;
+	int i;
+
+	if (base < 0)
+		SKIP(return, "no VmPin in /proc/self/status");
+	ASSERT_NE(NULL, spool);
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	ASSERT_EQ(0, open_world(&w));
+	/* Matching and flag areas: a page each. */
+	ASSERT_EQ(base + 8, vm_pin_kb());
+	if (geteuid() == 0) {	/* CAP_IPC_LOCK: past the limit is fine */
+		ASSERT_EQ(0, io(w.fd, FMPL_IOC_SENDBUF_SET, &sb));
+		ASSERT_EQ(base + 72, vm_pin_kb());
+		sb.buf = 0;
+		sb.size = 0;
+		ASSERT_EQ(0, io(w.fd, FMPL_IOC_SENDBUF_SET, &sb));
+		ASSERT_EQ(base + 8, vm_pin_kb());
+		ASSERT_EQ(0, drop_ipc_lock());
+	}
+	sb.buf = (uintptr_t)spool;
+	sb.size = 64 * KB;
+	ASSERT_EQ(-ENOMEM, io(w.fd, FMPL_IOC_SENDBUF_SET, &sb));
+	ASSERT_EQ(base + 8, vm_pin_kb());
+	sb.size = 32 * KB;
+	ASSERT_EQ(0, io(w.fd, FMPL_IOC_SENDBUF_SET, &sb));
+	ASSERT_EQ(base + 40, vm_pin_kb());
+	close(w.fd);
+	/* The endpoint may be torn down after the close returns. */
+	for (i = 0; i < 200 && (kb = vm_pin_kb()) != base; i++)
+		sleep_ms(10);
+	ASSERT_EQ(base, kb);
 }
 
 TEST(collectives_every_field)

@@ -27,7 +27,9 @@
  * FMPL_IOC_GET_INFO may be called at any time.  Other calls fail with
  * EPERM before the handshake and ENOTCONN before FMPL_IOC_INIT; an unknown
  * request (or one built with another structure size) with ENOTTY; a bad
- * field with EINVAL; a buffer the caller cannot access with EFAULT.  A
+ * field with EINVAL; a buffer the caller cannot access with EFAULT; an
+ * area, flag area or spool that would take the pages the caller has pinned
+ * for good past its RLIMIT_MEMLOCK (without CAP_IPC_LOCK) with ENOMEM.  A
  * blocked call can be ended by a fatal signal only (the file is then
  * released, which leaves the world).  Every structure is
  * fixed-size with explicit padding; reserved fields must be zero on input

@@ -95,7 +95,11 @@ int fmpl_recv(void *buf, size_t size, int src, int mai, int comm, int *ier);
 int fmpl_recv_status(void *buf, size_t size, int src, int mai, int comm,
 		     fmpl_status *st, int *ier);
 
-/* Buffered mode: the spool and the timeout into it (ms; FMPL_TIMEOUT_NONE). */
+/*
+ * Buffered mode: the spool and the timeout into it (ms; FMPL_TIMEOUT_NONE).
+ * The spool stays pinned and counts against RLIMIT_MEMLOCK (ulimit -l):
+ * past it, FMPL_ERR_NOMEM with errno ENOMEM.
+ */
 int fmpl_sendbuf_set(void *buf, size_t size, unsigned int ipara, int *ier);
 int fmpl_sendbuf_check(int *nsend, int *nspool, int *ier);
 

@@ -309,6 +309,10 @@ static int join(const struct fmpllib_env *e, int *ier)
 			"libfmpl: a world of key %#llx exists with a different size than %d (from %s) or another FMPL_FAST than %u: another job uses this key (give each job its own FMPL_KEY), or the ranks disagree on FMPL_FAST",
 			(unsigned long long)e->key, e->size, launcher_name(e->src),
 			fmpllib_g.fast_count);
+	case ENOMEM:
+		return init_fail(ier, FMPL_ERR_NOMEM, err,
+			"libfmpl: FMPL_IOC_INIT (rank %d of %d, count %u): pinning the matching and flag areas would pass this process's locked-memory limit (RLIMIT_MEMLOCK), or the kernel is out of memory: raise ulimit -l (memlock in /etc/security/limits.conf)",
+			e->rank, e->size, fmpllib_g.kcount);
 	case EBUSY:
 		return init_fail(ier, FMPL_ERR_INIT, err,
 			"libfmpl: this file already joined a world");
