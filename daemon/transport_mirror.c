@@ -425,7 +425,30 @@ static const char *resync(struct tconn *m, int side, void *buf,
 }
 
 /* Try to bring dropped SIDE back: connect, copy, then read from it. */
-static void rejoin(struct tconn *m, int side, void *buf)
+/*
+ * A transport that registers memory (verbs) needs the frame pool and the
+ * copy buffer registered with the new connection @c before the copy.
+ * 0 if they are not: no pool yet (dlmd registers it before its first
+ * transfer; the next try may work), or the copy buffer cannot be
+ * registered (this pair no longer rejoins; logged).  m->lock held.
+ */
+static int rejoin_registered(struct tconn *m, struct tconn *c, int side)
+{
+	char err[256];
+
+	if (!m->inner->set_pool)
+		return 1;
+	if (!m->pool || m->no_rejoin)
+		return 0;
+	if (register_conn(m, c, err, sizeof(err))) {
+		log_warn("memory server of a mirrored pair answers but its connection cannot register memory: not rejoined",
+			 "server=%s why=\"%s\"", m->name[side], err);
+		return 0;
+	}
+	return !m->no_rejoin;	/* cleared if the copy buffer failed */
+}
+
+static void rejoin(struct tconn *m, int side)
 {
 	unsigned int gen = atomic_load(&m->gen[side]) + 1;
 	struct transport_opts o = m->opts;
@@ -453,16 +476,7 @@ static void rejoin(struct tconn *m, int side, void *buf)
 		return;
 	}
 	pthread_mutex_lock(&m->lock);
-	/*
-	 * A pool is registered before the first transfer (verbs): none yet,
-	 * try again later; the copy buffer too, or no rejoin (logged).
-	 */
-	if (m->inner->set_pool && (!m->pool || m->no_rejoin ||
-				   register_conn(m, c, err, sizeof(err)) ||
-				   m->no_rejoin)) {
-		if (m->pool && !m->no_rejoin)
-			log_warn("memory server of a mirrored pair answers but its connection cannot register memory: not rejoined",
-				 "server=%s why=\"%s\"", m->name[side], err);
+	if (!rejoin_registered(m, c, side)) {
 		pthread_mutex_unlock(&m->lock);
 		m->inner->close(c);
 		return;
@@ -489,7 +503,7 @@ static void rejoin(struct tconn *m, int side, void *buf)
 	atomic_store(&m->syncing[side], 1);
 	pthread_rwlock_unlock(&m->wlock);
 
-	why = resync(m, side, buf, &copies, &bytes);
+	why = resync(m, side, m->copybuf, &copies, &bytes);
 	if (!why) {
 		/* Readable before it stops being "rejoining": no gap. */
 		atomic_store(&m->down[side], 0);
@@ -536,7 +550,7 @@ static void *rejoin_main(void *arg)
 		for (side = 0; side < 2; side++)
 			if (atomic_load(&m->down[side]) &&
 			    !atomic_load(&m->syncing[side]) && up(m, !side))
-				rejoin(m, side, m->copybuf);
+				rejoin(m, side);
 		pthread_mutex_lock(&m->lock);
 	}
 	pthread_mutex_unlock(&m->lock);
