@@ -424,7 +424,6 @@ static const char *resync(struct tconn *m, int side, void *buf,
 	return why;
 }
 
-/* Try to bring dropped SIDE back: connect, copy, then read from it. */
 /*
  * A transport that registers memory (verbs) needs the frame pool and the
  * copy buffer registered with the new connection @c before the copy.
@@ -448,6 +447,7 @@ static int rejoin_registered(struct tconn *m, struct tconn *c, int side)
 	return !m->no_rejoin;	/* cleared if the copy buffer failed */
 }
 
+/* Try to bring dropped SIDE back: connect, copy, then read from it. */
 static void rejoin(struct tconn *m, int side)
 {
 	unsigned int gen = atomic_load(&m->gen[side]) + 1;

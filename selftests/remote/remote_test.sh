@@ -130,7 +130,7 @@ rwk "without DLM_NL_F_KEPT every victim is stored, none dropped" \
 # a sequential read-back fetches nearly every page ahead.  Read-ahead only
 # on the faults that fetched gave at most half: every other page missed.
 rwk "sequential read-back: each page read ahead reads ahead the next" \
-	'$(kv readaheads) * 10 > $(kv swapins) * 7' -t 16 -b 1024 -p 64 -r 1
+	'$(kv readaheads) * 10 > $(kv swapins) * 6' -t 16 -b 1024 -p 64 -r 1
 
 # Same-filled pages (dlm_rw -f: half the DLM pages hold one repeated value,
 # the others differ from that in one word or byte, or are random): kept as
