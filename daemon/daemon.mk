@@ -32,7 +32,7 @@ MEMSERVER_OBJS	:= $(call daemon_objs,memserver $(DAEMON_COMMON) \
 
 DAEMON_TESTS	:= $(addprefix $(DAEMON_TO)/,test-memfile test-placement \
 		     test-stats test-nlparse memserver-client test-dispatch \
-		     test-mirror)
+		     test-mirror test-tcp)
 
 USER_TARGETS	+= $(O)/bin/dlmd $(O)/bin/dlm-memserver $(DAEMON_TESTS)
 
@@ -43,6 +43,7 @@ NATIVE_TESTS	+= daemon-memfile=$(DAEMON_TO)/test-memfile \
 		   daemon-memserver=selftests/daemon/test-memserver.sh \
 		   daemon-dispatch=selftests/daemon/test-dispatch.sh \
 		   daemon-mirror=selftests/daemon/test-mirror.sh \
+		   daemon-tcp=selftests/daemon/test-tcp.sh \
 		   daemon-dlmd=selftests/daemon/test-dlmd.sh \
 		   daemon-dlmctl=selftests/daemon/test-dlmctl.sh
 
@@ -79,6 +80,9 @@ $(DAEMON_TO)/test-dispatch: $(DAEMON_TO)/test-dispatch.o \
 $(DAEMON_TO)/test-mirror: $(DAEMON_TO)/test-mirror.o \
 		$(call daemon_objs,transport_mirror transport_io transport_tcp stats \
 		  $(DAEMON_COMMON))
+
+$(DAEMON_TO)/test-tcp: $(DAEMON_TO)/test-tcp.o \
+		$(call daemon_objs,transport_tcp transport_io stats $(DAEMON_COMMON))
 
 $(DAEMON_TESTS):
 	$(DAEMON_NL_CHECK)

@@ -4,9 +4,11 @@
  *
  * A transport connects to one memory server (open), learns its size, and
  * then carries asynchronous transfers between a buffer (the frame pool)
- * and an offset in the server's memory.  Transfers to one server complete
- * in submission order; transfers to different servers proceed in
- * parallel.  Every submitted transfer's done() is called exactly once:
+ * and an offset in the server's memory.  A READ sees every WRITE
+ * submitted to the same server before it, and WRITEs to one server are
+ * applied in submission order; a READ may complete before a WRITE of
+ * other bytes submitted earlier (tcp sends them on separate connections).
+ * Transfers to different servers proceed in parallel.  Every submitted transfer's done() is called exactly once:
  * with 0, or -EIO when the server refused it or the connection failed.
  *
  * A connection that fails (I/O error, protocol error, no reply within the

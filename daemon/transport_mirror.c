@@ -24,8 +24,9 @@
  * to a rejoining side marks the chunks it touches dirty after it has been
  * submitted to both sides, and
  * the thread copies a chunk again until it stays clean across a copy, so
- * a chunk is never left older than a WRITE that overlapped its copy (each
- * side runs its transfers in order); a chunk still dirty after
+ * a chunk is never left older than a WRITE that overlapped its copy (on
+ * each side a READ sees the WRITEs submitted before it, and WRITEs apply
+ * in order); a chunk still dirty after
  * RESYNC_TRIES copies is copied once more with WRITEs held off (wlock).
  * Then the side is read from again:
  * the pair is replicated once more.  The switch to "WRITEs go to both"

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * transport_tcp.c - the tcp transport: one connection per memory server
- * speaking the protocol of wire.h.
+ * transport_tcp.c - the tcp transport: two TCP connections ("lanes") per
+ * memory server speaking the protocol of wire.h, one for READs and one
+ * for WRITEs, so that a fetch never waits behind a 1 MB store on the wire
+ * and the server (a thread per connection) receives one while it sends
+ * the other.  A READ that overlaps a WRITE not yet answered goes on the
+ * write lane, behind it, so a READ always sees every WRITE submitted
+ * before it; WRITEs stay in order on their lane.  Either lane failing
+ * kills both: the server is dead.
  *
- * Two threads per connection pipeline the requests: the sender takes
+ * Two threads per lane pipeline the requests: the sender takes
  * transfers off the queue, tags them, moves them to the in-flight FIFO and
  * sends them (a WRITE's payload straight from the pool); the receiver reads
  * the replies, which the server sends in order, matches each with the head
@@ -35,20 +41,33 @@
 #include "xfer_list.h"
 #include "wire.h"
 
-struct tconn {
+enum { LANE_READ, LANE_WRITE, TCP_LANES };
+
+struct tconn;
+
+/* One TCP connection to the server. */
+struct tlane {
+	struct tconn *conn;
 	int fd;
-	char name[NETADDR_STR_MAX];
-	struct transport_opts opts;
 
 	pthread_mutex_t lock;
 	pthread_cond_t tx_cv;
 	struct dlm_xfer *q_head, *q_tail;	/* queued */
 	struct dlm_xfer *f_head, *f_tail;	/* in flight, FIFO */
-	int dying, dead, stopping, threads;
+	int dead, stopping, threads;
 	int sending;				/* someone is in send_one() */
 	uint64_t next_tag;
 	uint64_t progress_ns;	/* last reply, or first send into an empty FIFO */
 	pthread_t tx, rx;
+};
+
+struct tconn {
+	char name[NETADDR_STR_MAX];
+	struct transport_opts opts;
+
+	pthread_mutex_t lock;			/* protects dying, stopping */
+	int dying, stopping;
+	struct tlane lane[TCP_LANES];
 };
 
 /* Largest WRITE its submitter sends itself (a READ sends a header only). */
@@ -57,28 +76,42 @@ struct tconn {
 /* Set in every receiver thread: they never send (see tcp_submit). */
 static _Thread_local int in_receiver;
 
-/* Take everything pending off C; returns the list (in flight first). */
-static struct dlm_xfer *take_pending(struct tconn *c)
+/* Take everything pending off L; returns the list (in flight first). */
+static struct dlm_xfer *take_pending(struct tlane *l)
 {
-	struct dlm_xfer *all = c->f_head;
+	struct dlm_xfer *all = l->f_head;
 
-	if (c->f_tail)
-		c->f_tail->next = c->q_head;
+	if (l->f_tail)
+		l->f_tail->next = l->q_head;
 	else
-		all = c->q_head;
-	c->f_head = c->f_tail = c->q_head = c->q_tail = NULL;
+		all = l->q_head;
+	l->f_head = l->f_tail = l->q_head = l->q_tail = NULL;
 	return all;
+}
+
+/* Everything pending on L fails; it takes no more. */
+static void lane_kill(struct tlane *l)
+{
+	struct dlm_xfer *all;
+
+	pthread_mutex_lock(&l->lock);
+	l->dead = 1;
+	all = take_pending(l);
+	pthread_cond_broadcast(&l->tx_cv);
+	pthread_mutex_unlock(&l->lock);
+
+	shutdown(l->fd, SHUT_RDWR);
+	xfer_fail_all(all);
 }
 
 /*
  * The connection failed: the owner told once, first (so that its log
- * names this reason, not a transfer failing because of it), then dead:
- * everything pending fails.
+ * names this reason, not a transfer failing because of it), then both
+ * lanes dead: everything pending fails.
  */
 static void tcp_die(struct tconn *c, const char *why)
 {
-	struct dlm_xfer *all;
-	int notify;
+	int notify, i;
 
 	pthread_mutex_lock(&c->lock);
 	if (c->dying) {
@@ -91,23 +124,17 @@ static void tcp_die(struct tconn *c, const char *why)
 
 	if (notify && c->opts.dead)
 		c->opts.dead(c->opts.ctx, c->opts.index, why);
-
-	pthread_mutex_lock(&c->lock);
-	c->dead = 1;
-	all = take_pending(c);
-	pthread_cond_broadcast(&c->tx_cv);
-	pthread_mutex_unlock(&c->lock);
-
-	shutdown(c->fd, SHUT_RDWR);
-	xfer_fail_all(all);
+	for (i = 0; i < TCP_LANES; i++)
+		lane_kill(&c->lane[i]);
 }
 
 /*
- * Send X.  Called with c->lock held and c->sending set by the caller;
- * returns with the lock dropped, c->sending still set, 0 or a message in
- * WHY.  X may be completed (and freed) by tcp_die from the FIFO append on.
+ * Send X on L.  Called with l->lock held and l->sending set by the
+ * caller; returns with the lock dropped, l->sending still set, 0 or a
+ * message in WHY.  X may be completed (and freed) by tcp_die from the
+ * FIFO append on.
  */
-static int send_one(struct tconn *c, struct dlm_xfer *x, char *why,
+static int send_one(struct tlane *l, struct dlm_xfer *x, char *why,
 		    size_t whylen)
 {
 	uint8_t hdr[WIRE_HDR_SIZE];
@@ -115,20 +142,20 @@ static int send_one(struct tconn *c, struct dlm_xfer *x, char *why,
 	struct iovec iov[2];
 	int r, n;
 
-	x->tag = c->next_tag++;
-	if (!c->f_head)
-		c->progress_ns = now_ns();
+	x->tag = l->next_tag++;
+	if (!l->f_head)
+		l->progress_ns = now_ns();
 	/* In flight before it is sent: the reply may be quick. */
-	xfer_list_append(&c->f_head, &c->f_tail, x);
+	xfer_list_append(&l->f_head, &l->f_tail, x);
 	h = wire_req(x->op == XFER_WRITE ? WIRE_OP_WRITE : WIRE_OP_READ,
 		     x->len, x->remote_off, x->tag);
 	iov[0] = (struct iovec){ .iov_base = hdr, .iov_len = sizeof(hdr) };
 	iov[1] = (struct iovec){ .iov_base = x->buf, .iov_len = x->len };
 	n = x->op == XFER_WRITE && x->len ? 2 : 1;
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&l->lock);
 
 	wire_hdr_encode(hdr, &h);
-	r = wire_sendv(c->fd, iov, n);	/* payload straight from buf */
+	r = wire_sendv(l->fd, iov, n);	/* payload straight from buf */
 	if (r)
 		snprintf(why, whylen, "send: %s",
 			 r == -EAGAIN ? "timed out" : strerror(-r));
@@ -136,38 +163,38 @@ static int send_one(struct tconn *c, struct dlm_xfer *x, char *why,
 }
 
 /*
- * A send is over (R: its result): the connection dies if it failed; the
- * sender thread may take what queued meanwhile, and tcp_stop may go on.
- * Returns with c->lock held.
+ * A send on L is over (R: its result): the connection dies if it failed;
+ * the sender thread may take what queued meanwhile, and tcp_stop may go
+ * on.  Returns with l->lock held.
  */
-static void sent(struct tconn *c, int r, const char *why)
+static void sent(struct tlane *l, int r, const char *why)
 {
 	if (r)
-		tcp_die(c, why);
-	pthread_mutex_lock(&c->lock);
-	c->sending = 0;
-	pthread_cond_broadcast(&c->tx_cv);
+		tcp_die(l->conn, why);
+	pthread_mutex_lock(&l->lock);
+	l->sending = 0;
+	pthread_cond_broadcast(&l->tx_cv);
 }
 
 static void *tx_main(void *arg)
 {
-	struct tconn *c = arg;
+	struct tlane *l = arg;
 	struct dlm_xfer *x;
 	char why[128];
 	int r;
 
-	pthread_mutex_lock(&c->lock);
+	pthread_mutex_lock(&l->lock);
 	for (;;) {
-		while ((!c->q_head || c->sending) && !c->dead && !c->stopping)
-			pthread_cond_wait(&c->tx_cv, &c->lock);
-		if (c->dead || c->stopping)
+		while ((!l->q_head || l->sending) && !l->dead && !l->stopping)
+			pthread_cond_wait(&l->tx_cv, &l->lock);
+		if (l->dead || l->stopping)
 			break;
-		x = xfer_list_pop(&c->q_head, &c->q_tail);
-		c->sending = 1;
-		r = send_one(c, x, why, sizeof(why));
-		sent(c, r, why);
+		x = xfer_list_pop(&l->q_head, &l->q_tail);
+		l->sending = 1;
+		r = send_one(l, x, why, sizeof(why));
+		sent(l, r, why);
 	}
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&l->lock);
 	return NULL;
 }
 
@@ -185,18 +212,18 @@ static const char *recv_err(int r, char *buf, size_t len)
  * transfers in flight made no progress for the I/O timeout, -ESHUTDOWN
  * when the connection is dead or stopping, or another -errno.
  */
-static int wait_reply(struct tconn *c)
+static int wait_reply(struct tlane *l)
 {
-	uint64_t tmo_ns = c->opts.io_timeout_ms * 1000000ULL, since, now;
-	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+	uint64_t tmo_ns = l->conn->opts.io_timeout_ms * 1000000ULL, since, now;
+	struct pollfd pfd = { .fd = l->fd, .events = POLLIN };
 	int busy, done, ms;
 
 	for (;;) {
-		pthread_mutex_lock(&c->lock);
-		done = c->dead || c->stopping;
-		busy = c->f_head != NULL;
-		since = c->progress_ns;
-		pthread_mutex_unlock(&c->lock);
+		pthread_mutex_lock(&l->lock);
+		done = l->dead || l->stopping;
+		busy = l->f_head != NULL;
+		since = l->progress_ns;
+		pthread_mutex_unlock(&l->lock);
 		if (done)
 			return -ESHUTDOWN;
 		if (!tmo_ns) {
@@ -207,7 +234,7 @@ static int wait_reply(struct tconn *c)
 				return -EAGAIN;
 			ms = (int)((since + tmo_ns - now + 999999) / 1000000);
 		} else {
-			ms = (int)(c->opts.io_timeout_ms / 8) + 1;
+			ms = (int)(l->conn->opts.io_timeout_ms / 8) + 1;
 		}
 		switch (poll(&pfd, 1, ms)) {
 		case -1:
@@ -224,7 +251,8 @@ static int wait_reply(struct tconn *c)
 
 static void *rx_main(void *arg)
 {
-	struct tconn *c = arg;
+	struct tlane *l = arg;
+	struct tconn *c = l->conn;
 	uint8_t hdr[WIRE_HDR_SIZE];
 	struct wire_hdr h;
 	struct dlm_xfer *x;
@@ -234,25 +262,25 @@ static void *rx_main(void *arg)
 
 	in_receiver = 1;
 	for (;;) {
-		r = wait_reply(c);
+		r = wait_reply(l);
 		if (r == -ESHUTDOWN)
 			break;
 		if (!r)
-			r = wire_recv(c->fd, hdr, sizeof(hdr), NULL);
+			r = wire_recv(l->fd, hdr, sizeof(hdr), NULL);
 		if (r) {
 			tcp_die(c, recv_err(r, why, sizeof(why)));
 			break;
 		}
 		wire_hdr_decode(&h, hdr);
 
-		pthread_mutex_lock(&c->lock);
-		if (c->dead) {		/* all were failed meanwhile */
-			pthread_mutex_unlock(&c->lock);
+		pthread_mutex_lock(&l->lock);
+		if (l->dead) {		/* all were failed meanwhile */
+			pthread_mutex_unlock(&l->lock);
 			break;
 		}
-		x = xfer_list_pop(&c->f_head, &c->f_tail);
-		c->progress_ns = now_ns();
-		pthread_mutex_unlock(&c->lock);
+		x = xfer_list_pop(&l->f_head, &l->f_tail);
+		l->progress_ns = now_ns();
+		pthread_mutex_unlock(&l->lock);
 		if (!x) {
 			snprintf(why, sizeof(why),
 				 "protocol error: a reply (op=%#x tag=%" PRIu64
@@ -288,7 +316,7 @@ static void *rx_main(void *arg)
 		}
 		if (x->op == XFER_READ && x->len) {
 			/* Straight into the pool: no staging copy. */
-			r = wire_recv(c->fd, x->buf, x->len, NULL);
+			r = wire_recv(l->fd, x->buf, x->len, NULL);
 			if (r) {
 				x->done(x, -EIO);
 				tcp_die(c, recv_err(r, why, sizeof(why)));
@@ -300,7 +328,7 @@ static void *rx_main(void *arg)
 	return NULL;
 }
 
-static int hello(struct tconn *c, uint64_t *size, char *err, size_t errlen)
+static int hello(struct tlane *l, uint64_t *size, char *err, size_t errlen)
 {
 	uint8_t hdr[WIRE_HDR_SIZE], payload[WIRE_HELLO_SIZE];
 	struct wire_hdr h = wire_req(WIRE_OP_HELLO, 0, 0, 0);
@@ -309,11 +337,11 @@ static int hello(struct tconn *c, uint64_t *size, char *err, size_t errlen)
 	int r;
 
 	wire_hdr_encode(hdr, &h);
-	r = wire_sendv(c->fd, &iov, 1);
+	r = wire_sendv(l->fd, &iov, 1);
 	if (!r)
-		r = wire_recv(c->fd, hdr, sizeof(hdr), NULL);
+		r = wire_recv(l->fd, hdr, sizeof(hdr), NULL);
 	if (r) {
-		snprintf(err, errlen, "%s: hello: %s", c->name,
+		snprintf(err, errlen, "%s: hello: %s", l->conn->name,
 			 r == -EAGAIN ? "no answer (is it a dlm-memserver?)" :
 			 r == -ECONNRESET ? "connection closed (is it a dlm-memserver?)" :
 			 strerror(-r));
@@ -322,23 +350,23 @@ static int hello(struct tconn *c, uint64_t *size, char *err, size_t errlen)
 	wire_hdr_decode(&h, hdr);
 	if (h.magic != WIRE_MAGIC) {
 		snprintf(err, errlen, "%s: not a dlm-memserver (bad magic in its answer)",
-			 c->name);
+			 l->conn->name);
 		return -EPROTO;
 	}
 	if (h.status == WIRE_E_VERSION || h.version != WIRE_VERSION) {
 		snprintf(err, errlen, "%s: dlm-memserver speaks protocol version %u, dlmd %u: run matching versions",
-			 c->name, h.version, WIRE_VERSION);
+			 l->conn->name, h.version, WIRE_VERSION);
 		return -EPROTO;
 	}
 	if (h.status || h.op != (WIRE_OP_HELLO | WIRE_OP_REPLY) ||
 	    h.len != WIRE_HELLO_SIZE) {
 		snprintf(err, errlen, "%s: bad hello reply (status %u: %s)",
-			 c->name, h.status, wire_status_str(h.status));
+			 l->conn->name, h.status, wire_status_str(h.status));
 		return -EPROTO;
 	}
-	r = wire_recv(c->fd, payload, sizeof(payload), NULL);
+	r = wire_recv(l->fd, payload, sizeof(payload), NULL);
 	if (r) {
-		snprintf(err, errlen, "%s: hello: %s", c->name, strerror(-r));
+		snprintf(err, errlen, "%s: hello: %s", l->conn->name, strerror(-r));
 		return r;
 	}
 	wire_hello_decode(&w, payload);
@@ -348,23 +376,85 @@ static int hello(struct tconn *c, uint64_t *size, char *err, size_t errlen)
 
 static void tcp_free(struct tconn *c)
 {
-	if (c->fd >= 0)
-		close(c->fd);
+	int i;
+
+	for (i = 0; i < TCP_LANES; i++) {
+		if (c->lane[i].fd >= 0)
+			close(c->lane[i].fd);
+		pthread_mutex_destroy(&c->lane[i].lock);
+		pthread_cond_destroy(&c->lane[i].tx_cv);
+	}
 	pthread_mutex_destroy(&c->lock);
-	pthread_cond_destroy(&c->tx_cv);
 	free(c);
+}
+
+/* Ask L's threads to end and wait for them; 0 threads left to join. */
+static void lane_stop_threads(struct tlane *l)
+{
+	pthread_mutex_lock(&l->lock);
+	l->stopping = 1;
+	pthread_cond_broadcast(&l->tx_cv);
+	pthread_mutex_unlock(&l->lock);
+	shutdown(l->fd, SHUT_RDWR);
+	if (l->threads) {
+		pthread_join(l->tx, NULL);
+		pthread_join(l->rx, NULL);
+		l->threads = 0;
+	}
+}
+
+/* Connect lane L of C and greet the server (its size to *SIZE). */
+static int lane_open(struct tconn *c, struct tlane *l,
+		     const struct netaddr *addr, uint64_t *size,
+		     char *err, size_t errlen)
+{
+	const struct transport_opts *opts = &c->opts;
+	struct timeval tv = {
+		.tv_sec = opts->io_timeout_ms / 1000,
+		.tv_usec = (opts->io_timeout_ms % 1000) * 1000,
+	};
+	int r;
+
+	l->fd = net_connect(addr, (int)opts->connect_timeout_ms, err, errlen);
+	if (l->fd < 0)
+		return -ECONNREFUSED;
+	/* A server that stops answering is dead after the I/O timeout. */
+	if (opts->io_timeout_ms) {
+		setsockopt(l->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		setsockopt(l->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
+	r = hello(l, size, err, errlen);
+	if (r)
+		return r;
+	l->next_tag = 1;
+	r = pthread_create(&l->tx, NULL, tx_main, l);
+	if (r)
+		goto fail;
+	r = pthread_create(&l->rx, NULL, rx_main, l);
+	if (r)
+		goto stop_tx;
+	l->threads = 1;
+	return 0;
+
+stop_tx:
+	pthread_mutex_lock(&l->lock);
+	l->stopping = 1;
+	pthread_cond_broadcast(&l->tx_cv);
+	pthread_mutex_unlock(&l->lock);
+	pthread_join(l->tx, NULL);
+fail:
+	snprintf(err, errlen, "%s: cannot start threads: %s", c->name,
+		 strerror(r));
+	return -r;
 }
 
 static int tcp_open(struct tconn **out, const struct netaddr *addr,
 		    const struct transport_opts *opts, uint64_t *size,
 		    char *err, size_t errlen)
 {
-	struct timeval tv = {
-		.tv_sec = opts->io_timeout_ms / 1000,
-		.tv_usec = (opts->io_timeout_ms % 1000) * 1000,
-	};
 	struct tconn *c = calloc(1, sizeof(*c));
-	int r;
+	uint64_t lane_size;
+	int i, r = 0;
 
 	if (!c) {
 		snprintf(err, errlen, "out of memory");
@@ -372,54 +462,55 @@ static int tcp_open(struct tconn **out, const struct netaddr *addr,
 	}
 	c->opts = *opts;
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->tx_cv, NULL);
 	netaddr_str(addr, c->name, sizeof(c->name));
-	c->fd = net_connect(addr, (int)opts->connect_timeout_ms, err, errlen);
-	if (c->fd < 0) {
-		tcp_free(c);
-		return -ECONNREFUSED;
+	for (i = 0; i < TCP_LANES; i++) {
+		c->lane[i].conn = c;
+		c->lane[i].fd = -1;
+		pthread_mutex_init(&c->lane[i].lock, NULL);
+		pthread_cond_init(&c->lane[i].tx_cv, NULL);
 	}
-	/* A server that stops answering is dead after the I/O timeout. */
-	if (opts->io_timeout_ms) {
-		setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	for (i = 0; i < TCP_LANES && !r; i++) {
+		r = lane_open(c, &c->lane[i], addr, &lane_size, err, errlen);
+		if (!r && !i)
+			*size = lane_size;
 	}
-	r = hello(c, size, err, errlen);
 	if (r) {
+		while (i-- > 0)
+			lane_stop_threads(&c->lane[i]);
 		tcp_free(c);
 		return r;
 	}
-	c->next_tag = 1;
-	r = pthread_create(&c->tx, NULL, tx_main, c);
-	if (!r) {
-		r = pthread_create(&c->rx, NULL, rx_main, c);
-		if (r) {
-			pthread_mutex_lock(&c->lock);
-			c->stopping = 1;
-			pthread_cond_broadcast(&c->tx_cv);
-			pthread_mutex_unlock(&c->lock);
-			pthread_join(c->tx, NULL);
-		}
-	}
-	if (r) {
-		snprintf(err, errlen, "%s: cannot start threads: %s", c->name,
-			 strerror(r));
-		tcp_free(c);
-		return -r;
-	}
-	c->threads = 1;
 	*out = c;
 	return 0;
 }
 
-static void tcp_submit(struct tconn *c, struct dlm_xfer *x)
+static int overlaps(const struct dlm_xfer *a, const struct dlm_xfer *b)
+{
+	return a->remote_off < b->remote_off + b->len &&
+	       b->remote_off < a->remote_off + a->len;
+}
+
+/* Is a WRITE overlapping X queued or unanswered on L?  L locked. */
+static int write_pending(const struct tlane *l, const struct dlm_xfer *x)
+{
+	const struct dlm_xfer *lists[2] = { l->f_head, l->q_head }, *w;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		for (w = lists[i]; w; w = w->next)
+			if (w->op == XFER_WRITE && overlaps(w, x))
+				return 1;
+	return 0;
+}
+
+/* Queue or send X on L, locked; returns with the lock dropped. */
+static void lane_submit(struct tlane *l, struct dlm_xfer *x)
 {
 	char why[128];
 	int r;
 
-	pthread_mutex_lock(&c->lock);
-	if (c->dead || c->stopping) {
-		pthread_mutex_unlock(&c->lock);
+	if (l->dead || l->stopping) {
+		pthread_mutex_unlock(&l->lock);
 		x->done(x, -EIO);
 		return;
 	}
@@ -428,17 +519,35 @@ static void tcp_submit(struct tconn *c, struct dlm_xfer *x)
 	 * a completion re-submits): a send that blocks on a full socket would
 	 * wait for a server that waits for a receiver, maybe this one.
 	 */
-	if (c->q_head || c->sending || in_receiver ||
+	if (l->q_head || l->sending || in_receiver ||
 	    (x->op == XFER_WRITE && x->len > TCP_INLINE_MAX)) {
-		xfer_list_append(&c->q_head, &c->q_tail, x);
-		pthread_cond_signal(&c->tx_cv);
-		pthread_mutex_unlock(&c->lock);
+		xfer_list_append(&l->q_head, &l->q_tail, x);
+		pthread_cond_signal(&l->tx_cv);
+		pthread_mutex_unlock(&l->lock);
 		return;
 	}
-	c->sending = 1;
-	r = send_one(c, x, why, sizeof(why));
-	sent(c, r, why);
-	pthread_mutex_unlock(&c->lock);
+	l->sending = 1;
+	r = send_one(l, x, why, sizeof(why));
+	sent(l, r, why);
+	pthread_mutex_unlock(&l->lock);
+}
+
+static void tcp_submit(struct tconn *c, struct dlm_xfer *x)
+{
+	struct tlane *w = &c->lane[LANE_WRITE], *rd = &c->lane[LANE_READ];
+
+	pthread_mutex_lock(&w->lock);
+	if (x->op == XFER_WRITE || write_pending(w, x)) {
+		lane_submit(w, x);	/* in order behind the WRITEs */
+		return;
+	}
+	/*
+	 * Every WRITE submitted before X has been answered, so the server
+	 * has stored it: X may go its own way.
+	 */
+	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_lock(&rd->lock);
+	lane_submit(rd, x);
 }
 
 static int tcp_alive(struct tconn *c)
@@ -446,7 +555,7 @@ static int tcp_alive(struct tconn *c)
 	int alive;
 
 	pthread_mutex_lock(&c->lock);
-	alive = !c->dead;
+	alive = !c->dying;
 	pthread_mutex_unlock(&c->lock);
 	return alive;
 }
@@ -454,27 +563,23 @@ static int tcp_alive(struct tconn *c)
 static void tcp_stop(struct tconn *c)
 {
 	struct dlm_xfer *all;
+	struct tlane *l;
+	int i;
 
 	pthread_mutex_lock(&c->lock);
-	if (c->stopping && !c->threads) {
-		pthread_mutex_unlock(&c->lock);
-		return;
-	}
 	c->stopping = 1;
-	pthread_cond_broadcast(&c->tx_cv);
 	pthread_mutex_unlock(&c->lock);
-	shutdown(c->fd, SHUT_RDWR);
-	if (c->threads) {
-		pthread_join(c->tx, NULL);
-		pthread_join(c->rx, NULL);
+	for (i = 0; i < TCP_LANES; i++)
+		lane_stop_threads(&c->lane[i]);
+	for (i = 0; i < TCP_LANES; i++) {
+		l = &c->lane[i];
+		pthread_mutex_lock(&l->lock);
+		while (l->sending)	/* a submitter's own send, failing now */
+			pthread_cond_wait(&l->tx_cv, &l->lock);
+		all = take_pending(l);
+		pthread_mutex_unlock(&l->lock);
+		xfer_fail_all(all);
 	}
-	pthread_mutex_lock(&c->lock);
-	while (c->sending)	/* a submitter's own send, failing now */
-		pthread_cond_wait(&c->tx_cv, &c->lock);
-	c->threads = 0;
-	all = take_pending(c);
-	pthread_mutex_unlock(&c->lock);
-	xfer_fail_all(all);
 }
 
 static void tcp_close(struct tconn *c)
