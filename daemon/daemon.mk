@@ -32,7 +32,7 @@ MEMSERVER_OBJS	:= $(call daemon_objs,memserver $(DAEMON_COMMON) \
 
 DAEMON_TESTS	:= $(addprefix $(DAEMON_TO)/,test-memfile test-placement \
 		     test-stats test-nlparse memserver-client test-dispatch \
-		     test-mirror test-tcp)
+		     test-mirror test-tcp test-wire)
 
 USER_TARGETS	+= $(O)/bin/dlmd $(O)/bin/dlm-memserver $(DAEMON_TESTS)
 
@@ -44,6 +44,7 @@ NATIVE_TESTS	+= daemon-memfile=$(DAEMON_TO)/test-memfile \
 		   daemon-dispatch=selftests/daemon/test-dispatch.sh \
 		   daemon-mirror=selftests/daemon/test-mirror.sh \
 		   daemon-tcp=selftests/daemon/test-tcp.sh \
+		   daemon-wire=$(DAEMON_TO)/test-wire \
 		   daemon-dlmd=selftests/daemon/test-dlmd.sh \
 		   daemon-dlmctl=selftests/daemon/test-dlmctl.sh
 
@@ -83,6 +84,8 @@ $(DAEMON_TO)/test-mirror: $(DAEMON_TO)/test-mirror.o \
 
 $(DAEMON_TO)/test-tcp: $(DAEMON_TO)/test-tcp.o \
 		$(call daemon_objs,transport_tcp transport_io stats $(DAEMON_COMMON))
+
+$(DAEMON_TO)/test-wire: $(DAEMON_TO)/test-wire.o $(call daemon_objs,wire)
 
 $(DAEMON_TESTS):
 	$(DAEMON_NL_CHECK)

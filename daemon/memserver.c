@@ -33,6 +33,7 @@
 
 struct client {
 	int fd;
+	struct wire_pipe pipe;		/* for READ replies */
 	char peer[NETADDR_STR_MAX];
 	struct client *next, *prev;
 };
@@ -137,6 +138,22 @@ static int reply(int fd, const struct wire_hdr *req, uint32_t status,
 	return wire_sendv(fd, iov, payload && len ? 2 : 1);
 }
 
+/* WIRE_OK reply to the READ REQ, its LEN bytes at PAYLOAD lent. */
+static int reply_lent(struct client *c, const struct wire_hdr *req,
+		      const void *payload, uint32_t len)
+{
+	uint8_t buf[WIRE_HDR_SIZE];
+	struct wire_hdr h = *req;
+
+	h.magic = WIRE_MAGIC;
+	h.version = WIRE_VERSION;
+	h.op = req->op | WIRE_OP_REPLY;
+	h.status = WIRE_OK;
+	h.len = len;
+	wire_hdr_encode(buf, &h);
+	return wire_send_lent(c->fd, &c->pipe, buf, sizeof(buf), payload, len);
+}
+
 static const char *malformed(const struct wire_hdr *h, uint32_t *status)
 {
 	*status = WIRE_E_PROTO;
@@ -182,8 +199,11 @@ static int serve_one(struct client *c, const struct wire_hdr *h)
 			r = reply(c->fd, h, st, NULL, 0);
 			break;
 		}
-		/* Straight from the memory: no staging copy. */
-		r = reply(c->fd, h, WIRE_OK, srv.mem + h->offset, h->len);
+		/*
+		 * Straight from the memory, lent to the socket: the client
+		 * writes these bytes again only after it has received them.
+		 */
+		r = reply_lent(c, h, srv.mem + h->offset, h->len);
 		if (!r)
 			srv.bytes_read += h->len;
 		break;
@@ -262,6 +282,7 @@ static void *client_main(void *arg)
 	pthread_cond_broadcast(&srv.gone);
 	pthread_mutex_unlock(&srv.lock);
 	close(c->fd);
+	wire_pipe_close(&c->pipe);
 	free(c);
 	return NULL;
 }
@@ -290,6 +311,7 @@ static void accept_one(int lfd)
 		return;
 	}
 	c->fd = fd;
+	c->pipe = (struct wire_pipe)WIRE_PIPE_INIT;
 	net_peer_str(fd, c->peer, sizeof(c->peer));
 
 	pthread_mutex_lock(&srv.lock);

@@ -49,6 +49,7 @@ struct tconn;
 struct tlane {
 	struct tconn *conn;
 	int fd;
+	struct wire_pipe pipe;			/* for WRITE payloads */
 
 	pthread_mutex_t lock;
 	pthread_cond_t tx_cv;
@@ -139,8 +140,9 @@ static int send_one(struct tlane *l, struct dlm_xfer *x, char *why,
 {
 	uint8_t hdr[WIRE_HDR_SIZE];
 	struct wire_hdr h;
-	struct iovec iov[2];
-	int r, n;
+	uint32_t len;
+	void *buf;
+	int r;
 
 	x->tag = l->next_tag++;
 	if (!l->f_head)
@@ -149,13 +151,13 @@ static int send_one(struct tlane *l, struct dlm_xfer *x, char *why,
 	xfer_list_append(&l->f_head, &l->f_tail, x);
 	h = wire_req(x->op == XFER_WRITE ? WIRE_OP_WRITE : WIRE_OP_READ,
 		     x->len, x->remote_off, x->tag);
-	iov[0] = (struct iovec){ .iov_base = hdr, .iov_len = sizeof(hdr) };
-	iov[1] = (struct iovec){ .iov_base = x->buf, .iov_len = x->len };
-	n = x->op == XFER_WRITE && x->len ? 2 : 1;
+	len = x->op == XFER_WRITE ? x->len : 0;
+	buf = x->buf;
 	pthread_mutex_unlock(&l->lock);
 
+	/* The payload lent from buf, which stays unchanged until the reply. */
 	wire_hdr_encode(hdr, &h);
-	r = wire_sendv(l->fd, iov, n);	/* payload straight from buf */
+	r = wire_send_lent(l->fd, &l->pipe, hdr, sizeof(hdr), buf, len);
 	if (r)
 		snprintf(why, whylen, "send: %s",
 			 r == -EAGAIN ? "timed out" : strerror(-r));
@@ -381,6 +383,7 @@ static void tcp_free(struct tconn *c)
 	for (i = 0; i < TCP_LANES; i++) {
 		if (c->lane[i].fd >= 0)
 			close(c->lane[i].fd);
+		wire_pipe_close(&c->lane[i].pipe);
 		pthread_mutex_destroy(&c->lane[i].lock);
 		pthread_cond_destroy(&c->lane[i].tx_cv);
 	}
@@ -466,6 +469,7 @@ static int tcp_open(struct tconn **out, const struct netaddr *addr,
 	for (i = 0; i < TCP_LANES; i++) {
 		c->lane[i].conn = c;
 		c->lane[i].fd = -1;
+		c->lane[i].pipe = (struct wire_pipe)WIRE_PIPE_INIT;
 		pthread_mutex_init(&c->lane[i].lock, NULL);
 		pthread_cond_init(&c->lane[i].tx_cv, NULL);
 	}

@@ -203,4 +203,32 @@ int wire_sendv(int fd, struct iovec *iov, int iovcnt);
 int wire_recv(int fd, void *buf, size_t len, size_t *got);
 int wire_discard(int fd, uint64_t len);
 
+/*
+ * Zero-copy sends.  A payload handed to the socket by reference, not
+ * copied (nor its socket pages zeroed, as Debian's init_on_alloc kernels
+ * do): vmsplice() lends its pages to a pipe, splice() moves them to the
+ * socket.  The receiver still copies once.  The payload's memory must
+ * stay unchanged until the peer has answered the message (it may be read
+ * until then), which holds for a WRITE (the frame is kept until the
+ * reply) and for a READ reply (the client reuses those bytes only after
+ * it has received them).  Memory that cannot be lent (vmsplice() fails)
+ * is sent by copy, as wire_sendv does.
+ *
+ * struct wire_pipe: the pipe of one sending thread or connection (one
+ * send at a time); .fd[0] -1 until the first send opens it.
+ * wire_send_lent: send HDR (HLEN bytes) and then LEN bytes of BUF; 0 or
+ *	-errno (the connection is then unusable).
+ * wire_pipe_close: close P's pipe, if open.
+ */
+struct wire_pipe {
+	int fd[2];
+	int broken;	/* lending failed: send by copy from now on */
+};
+
+#define WIRE_PIPE_INIT	{ .fd = { -1, -1 } }
+
+int wire_send_lent(int fd, struct wire_pipe *p, const void *hdr,
+		   size_t hlen, const void *buf, size_t len);
+void wire_pipe_close(struct wire_pipe *p);
+
 #endif /* DLM_WIRE_H */
