@@ -7,9 +7,11 @@
  * and an offset in the server's memory.  A READ sees every WRITE
  * submitted to the same server before it, and WRITEs to one server are
  * applied in submission order; a READ may complete before a WRITE of
- * other bytes submitted earlier (tcp sends them on separate connections).
- * Transfers to different servers proceed in parallel.  Every submitted transfer's done() is called exactly once:
- * with 0, or -EIO when the server refused it or the connection failed.
+ * other bytes submitted earlier (tcp sends them on separate connections),
+ * and READs may complete in any order.  Transfers to different servers
+ * proceed in parallel.  Every submitted transfer's done() is called
+ * exactly once: with 0, or -EIO when the server refused it or the
+ * connection failed.
  *
  * A connection that fails (I/O error, protocol error, no reply within the
  * I/O timeout) is dead for good: dead() is called once, before the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test-tcp - the tcp transport's two lanes against a real dlm-memserver
+ * test-tcp - the tcp transport's lanes against a real dlm-memserver
  * on loopback.
  *
  * Usage: test-tcp PORT PID
@@ -8,7 +8,8 @@
  * Checks that a READ submitted right behind a WRITE to the same bytes,
  * without waiting, sees the WRITE (it must go behind it on the write
  * lane), also when it only partly overlaps; that a READ of other bytes
- * does not wait for the 1 MB WRITEs queued before it (the lanes work);
+ * does not wait for the 1 MB WRITEs queued before it (the lanes work),
+ * nor for a large READ before it (it takes the other read lane);
  * that stop() completes everything pending exactly once, with no dead()
  * call; and that a server killed (SIGKILL, PID) with transfers on both
  * lanes is dead() once, every transfer completes once, and later ones
@@ -131,7 +132,7 @@ int main(int argc, char **argv)
 	}
 	pid = (pid_t)atoi(argv[2]);
 	log_init("test-tcp", DLOG_WARN);
-	tap_plan(8);
+	tap_plan(9);
 
 	tap_ok(open_conn(argv[1]) == 0, "connected, the server says 16 MiB");
 
@@ -188,6 +189,28 @@ int main(int argc, char **argv)
 				  8 * MiB + (uint64_t)i * MiB, MiB, rd) == 0 &&
 		     !memcmp(rd, w + (uint64_t)i * MiB, MiB);
 	tap_ok(ok, "the eight WRITEs are stored, byte for byte");
+
+	/*
+	 * Read lanes: a small READ right behind an 8 MB one goes on the
+	 * other read lane.  On one connection it would be answered after it.
+	 */
+	bad = 0;
+	for (k = 0; k < 4; k++) {
+		atomic_store(&completions, 0);
+		submit(0, XFER_READ, 8 * MiB, 8 * MiB, w);
+		submit(1, XFER_READ, 0, 4 * KiB, rd);
+		if (wait_all(2) || txs[0].status || txs[1].status ||
+		    txs[1].order != 1)
+			bad++;
+	}
+	ok = 1;
+	for (i = 0; i < 8 && ok; i++) {
+		fill(want, MiB, (unsigned int)i + 3000);
+		ok = !memcmp(w + (uint64_t)i * MiB, want, MiB);
+	}
+	tap_ok(!bad && ok,
+	       "a 4 KB READ behind an 8 MB READ completes first (%d of 4 not), the 8 MB intact",
+	       bad);
 
 	/* stop() with transfers queued on both lanes. */
 	for (i = 0; i < 16; i++)
