@@ -272,6 +272,7 @@ struct dlm_space *dlm_space_create(const struct dlm_setup *setup,
 				   struct address_space *mapping);
 void dlm_space_put(struct dlm_space *sp);
 void dlm_space_unmap_dpage(struct dlm_space *sp, u64 dpn);
+bool dlm_space_test_clear_young(struct dlm_space *sp, u64 dpn);
 struct dlm_dpage *dlm_space_get_dpage(struct dlm_space *sp, u64 dpn,
 				      vm_fault_t *ret);
 void dlm_space_stats(struct dlm_space *sp, struct dlm_stats *st);

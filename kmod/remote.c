@@ -346,10 +346,23 @@ static u64 dlm_free_slot(struct dlm_space *sp)
 }
 
 /*
+ * Has slot @k's page been used since the hand last passed?  Clears the
+ * answer for the next pass.  A fault or read-ahead marks the slot; an
+ * access through the page tables sets their accessed bits.
+ */
+static bool dlm_slot_test_clear_referenced(struct dlm_space *sp, u64 k)
+{
+	struct dlm_slot *slot = &sp->slots[k];
+	bool referenced = slot->referenced;
+
+	slot->referenced = false;
+	return dlm_space_test_clear_young(sp, slot->dpn) || referenced;
+}
+
+/*
  * Choose a resident DLM page to evict.  ARR: address round-robin over the
- * slots.  CLOCK: a slot touched since the hand last passed gets a second
- * chance; its page-table entries are dropped so that the next touch faults
- * (cheaply: the page is resident) and marks it again.
+ * slots.  CLOCK: a slot used since the hand last passed gets a second
+ * chance.
  */
 static u64 dlm_pick_victim(struct dlm_space *sp, u64 keep)
 {
@@ -360,11 +373,9 @@ static u64 dlm_pick_victim(struct dlm_space *sp, u64 keep)
 		sp->hand = (sp->hand + 1) % n;
 		if (sp->slots[k].state != DLM_SLOT_READY || k == keep)
 			continue;
-		if (sp->policy == DLM_POLICY_CLOCK && sp->slots[k].referenced) {
-			sp->slots[k].referenced = false;
-			dlm_space_unmap_dpage(sp, sp->slots[k].dpn);
+		if (sp->policy == DLM_POLICY_CLOCK &&
+		    dlm_slot_test_clear_referenced(sp, k))
 			continue;
-		}
 		return k;
 	}
 	return DLM_NO_SLOT;

@@ -7,6 +7,8 @@
 #include <linux/gfp.h>
 #include <linux/idr.h>
 #include <linux/math64.h>
+#include <linux/mm.h>
+#include <linux/rbtree.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
@@ -105,6 +107,70 @@ void dlm_space_unmap_dpage(struct dlm_space *sp, u64 dpn)
 
 	unmap_mapping_range(sp->mapping, start, sp->page_size, 1);
 }
+
+#ifdef CONFIG_X86
+/* Test and clear the accessed bit of one page-table entry (PTE lock held). */
+static int dlm_pte_test_clear_young(pte_t *pte, unsigned long addr,
+				    void *young)
+{
+	/*
+	 * Atomically, as x86's ptep_test_and_clear_young() (not exported)
+	 * does: the CPU may set the dirty bit of this entry meanwhile.  No
+	 * TLB flush, as ptep_clear_flush_young() on x86: a cached
+	 * translation only delays the next accessed bit.
+	 */
+	if (pte_young(ptep_get(pte)) &&
+	    test_and_clear_bit(_PAGE_BIT_ACCESSED, (unsigned long *)&pte->pte))
+		*(bool *)young = true;
+	return 0;
+}
+
+/*
+ * Test and clear the accessed bits of DLM page @dpn's page-table entries,
+ * in every process that maps it; true if any was set.  Walks the vmas of
+ * sp->mapping as unmap_mapping_range() does, and under the same lock,
+ * which keeps each vma's page tables from being freed (the kernel's
+ * vma_interval_tree_foreach() is not exported: the tree is walked in
+ * order of first file offset).  The mapping may not change, so a page
+ * referenced this way keeps its entries: the next access costs nothing.
+ */
+bool dlm_space_test_clear_young(struct dlm_space *sp, u64 dpn)
+{
+	unsigned long first = sp->base_pgoff + dpn * sp->ppd;
+	unsigned long last = first + sp->ppd - 1;
+	struct address_space *mapping = sp->mapping;
+	struct vm_area_struct *vma;
+	unsigned long start, end, addr;
+	struct rb_node *node;
+	bool young = false;
+
+	i_mmap_lock_read(mapping);
+	for (node = rb_first_cached(&mapping->i_mmap); node;
+	     node = rb_next(node)) {
+		vma = rb_entry(node, struct vm_area_struct, shared.rb);
+		if (vma->vm_pgoff > last)
+			break;
+		end = vma->vm_pgoff + vma_pages(vma);
+		if (end <= first)
+			continue;
+		start = max(first, vma->vm_pgoff);
+		end = min(last + 1, end);
+		addr = vma->vm_start + ((start - vma->vm_pgoff) << PAGE_SHIFT);
+		apply_to_existing_page_range(vma->vm_mm, addr,
+					     (end - start) << PAGE_SHIFT,
+					     dlm_pte_test_clear_young, &young);
+	}
+	i_mmap_unlock_read(mapping);
+	return young;
+}
+#else
+/* No atomic accessed-bit clear here: unmap, so the next access faults. */
+bool dlm_space_test_clear_young(struct dlm_space *sp, u64 dpn)
+{
+	dlm_space_unmap_dpage(sp, dpn);
+	return false;
+}
+#endif
 
 static struct dlm_dpage *dlm_dpage_alloc(unsigned int ppd)
 {

@@ -4,7 +4,8 @@
  * memory or in a remote-backed /dev/dlm space with a local budget.
  *
  *   stream [-m malloc|dlm] [-s MB_PER_ARRAY] [-l LOCAL_PERCENT]
- *          [-p PAGE_KB] [-i ITERATIONS] [-x serial|cross|async] [-q]
+ *          [-p PAGE_KB] [-i ITERATIONS] [-x serial|cross|async]
+ *          [-P arr|clock] [-q]
  *
  * -m malloc (default) uses anonymous memory: alone it is the all-local
  * reference, under a cgroup memory.max it is "the same arrays on swap".
@@ -61,7 +62,7 @@ static double gen(uint64_t j, uint64_t seed)
 static int dlm_fd = -1;
 
 static void *dlm_space(uint64_t bytes, unsigned int pct, uint64_t page,
-		       uint32_t protocol, uint64_t *budget_out)
+		       uint32_t protocol, uint32_t policy, uint64_t *budget_out)
 {
 	struct dlm_api api = { .api = DLM_API_VERSION };
 	struct dlm_setup s = { .backing = DLM_BACKING_REMOTE };
@@ -74,6 +75,7 @@ static void *dlm_space(uint64_t bytes, unsigned int pct, uint64_t page,
 	if (s.local_budget < 2 * page)
 		s.local_budget = 2 * page;
 	s.protocol = protocol;
+	s.policy = policy;
 	fd = open("/dev/dlm", O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		fprintf(stderr, "stream: /dev/dlm: %s (load dlmem.ko)\n",
@@ -99,20 +101,21 @@ static void *dlm_space(uint64_t bytes, unsigned int pct, uint64_t page,
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: stream [-m malloc|dlm] [-s MB_PER_ARRAY] [-l LOCAL_PERCENT]\n"
-		   "              [-p PAGE_KB] [-i ITERATIONS] [-x serial|cross|async] [-q]\n");
+		   "              [-p PAGE_KB] [-i ITERATIONS] [-x serial|cross|async]\n"
+		   "              [-P arr|clock] [-q]\n");
 }
 
 int main(int argc, char **argv)
 {
 	uint64_t mb = 32, page = MB, budget = 0, n, j, bad = 0;
 	unsigned int pct = 10, iters = 4, it, quiet = 0;
-	uint32_t protocol = 0;
+	uint32_t protocol = 0, policy = 0;
 	double t, tcopy = 0, ttriad = 0, tinit;
 	const char *mode = "malloc";
 	double *a, *b, *c;
 	int opt, counted = 0;
 
-	while ((opt = getopt(argc, argv, "m:s:l:p:i:x:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "m:s:l:p:i:x:P:qh")) != -1) {
 		switch (opt) {
 		case 'm': mode = optarg; break;
 		case 's': mb = strtoull(optarg, NULL, 0); break;
@@ -122,6 +125,8 @@ int main(int argc, char **argv)
 		case 'x': protocol = optarg[0] == 's' ? DLM_PROTO_SERIAL :
 				     optarg[0] == 'c' ? DLM_PROTO_CROSS :
 							DLM_PROTO_ASYNC; break;
+		case 'P': policy = optarg[0] == 'a' ? DLM_POLICY_ARR :
+				   DLM_POLICY_CLOCK; break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -133,7 +138,8 @@ int main(int argc, char **argv)
 	}
 	n = mb * MB / sizeof(double);
 	if (!strcmp(mode, "dlm")) {
-		a = dlm_space(3 * mb * MB, pct, page, protocol, &budget);
+		a = dlm_space(3 * mb * MB, pct, page, protocol, policy,
+			      &budget);
 		if (!a)
 			return 2;
 	} else if (!strcmp(mode, "malloc")) {

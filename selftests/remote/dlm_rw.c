@@ -6,12 +6,14 @@
  *   dlm_rw [-t TOTAL_MB] [-b BUDGET_KB] [-p PAGE_KB] [-P arr|clock]
  *          [-x serial|cross|async]
  *          [-a seq|random] [-j THREADS] [-r ROUNDS] [-c CHECKS] [-z]
- *          [-f] [-l] [-s FILE]
+ *          [-f] [-H] [-l] [-s FILE]
  *
  * Each round writes every word, then reads them back CHECKS times
  * (default 1).  -z only reads the never-written space and checks zeros.
  * -f writes same-filled DLM pages among others (see fill_word()) and
  * checks every word, not every 61st.
+ * -H (sequential only) reads one word of the thread's first DLM page, a
+ * hot page, after every other page it visits, and checks it.
  * -l uses DLM_BACKING_LOCAL (default remote).  Exit 0 when every word
  * read back is right, 1 on a mismatch, 2 on a setup error (errno named).
  * Prints the kernel's counters as key=value.
@@ -35,7 +37,7 @@
 struct job {
 	uint64_t *w;
 	uint64_t nwords, dpage_words, nr_dpages;
-	unsigned int id, nr, random, rounds, checks, zero, fill;
+	unsigned int id, nr, random, rounds, checks, zero, fill, hot;
 	uint64_t bad;
 };
 
@@ -79,6 +81,13 @@ static uint64_t xorshift(uint64_t *s)
 	return *s;
 }
 
+/* -H: after a visit to DLM page @dp, read the hot page's first word. */
+static void touch_hot(struct job *j, uint64_t dp, unsigned int r)
+{
+	if (j->hot && dp != j->id)
+		j->bad += j->w[j->id * j->dpage_words] != word(j, j->id, 0, r);
+}
+
 /* Thread @id owns DLM pages id, id+nr, ...: visit them, write, then check. */
 static void *run(void *arg)
 {
@@ -104,6 +113,7 @@ static void *run(void *arg)
 
 				j->w[k] = word(j, dp, off, r);
 			}
+			touch_hot(j, dp, r);
 		}
 		/* Random visits may miss pages: write all once, then check. */
 		for (i = 0; i < n; i++) {
@@ -126,6 +136,7 @@ static void *run(void *arg)
 
 					j->bad += j->w[k] != word(j, dp, off, r);
 				}
+				touch_hot(j, dp, r);
 			}
 		}
 	}
@@ -185,7 +196,7 @@ int main(int argc, char **argv)
 	const char *survey_file = NULL;
 	uint64_t total = 32 * MB, budget = 4 * MB, page = 1 * MB;
 	unsigned int threads = 1, random = 0, rounds = 2, i, policy = 0;
-	unsigned int protocol = 0, checks = 1, zero = 0, fill = 0;
+	unsigned int protocol = 0, checks = 1, zero = 0, fill = 0, hot = 0;
 	struct dlm_api api = { .api = DLM_API_VERSION };
 	struct dlm_setup s = { .backing = DLM_BACKING_REMOTE };
 	struct job jobs[64];
@@ -196,7 +207,7 @@ int main(int argc, char **argv)
 	int fd, c;
 	void *p;
 
-	while ((c = getopt(argc, argv, "t:b:p:P:x:a:j:r:c:zfls:h")) != -1) {
+	while ((c = getopt(argc, argv, "t:b:p:P:x:a:j:r:c:zfHls:h")) != -1) {
 		switch (c) {
 		case 't': total = strtoull(optarg, NULL, 0) * MB; break;
 		case 'b': budget = strtoull(optarg, NULL, 0) * KB; break;
@@ -209,6 +220,7 @@ int main(int argc, char **argv)
 		case 'c': checks = atoi(optarg); break;
 		case 'z': zero = 1; break;
 		case 'f': fill = 1; break;
+		case 'H': hot = 1; break;
 		case 'l': s.backing = DLM_BACKING_LOCAL; break;
 		case 's': survey_file = optarg; break;
 		case 'x': protocol = optarg[0] == 's' ? DLM_PROTO_SERIAL :
@@ -250,7 +262,8 @@ int main(int argc, char **argv)
 					.nr_dpages = total / page, .id = i,
 					.nr = threads, .random = random,
 					.rounds = rounds, .checks = checks,
-					.zero = zero, .fill = fill };
+					.zero = zero, .fill = fill,
+					.hot = hot && !random };
 		pthread_create(&th[i], NULL, run, &jobs[i]);
 	}
 	for (i = 0; i < threads; i++) {
