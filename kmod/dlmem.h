@@ -62,6 +62,7 @@ struct dlm_totals {
 	atomic64_t bytes_out;
 	atomic64_t readaheads;
 	atomic64_t same_filled;
+	atomic64_t fills_reused;
 };
 
 extern struct dlm_totals dlm_totals;
@@ -116,6 +117,10 @@ enum dlm_slot_state {
  * @referenced: touched since the CLOCK hand last passed (CLOCK policy).
  * @copy: enum dlm_slot_copy, valid while the frames' PG_dirty is clear.
  * @fill: DLM_COPY_FILL: index into the space's @fill_vals.
+ * @holds_val: FREE: every word of the frames holds @val (a clean zero-
+ *	filled or same-filled page left it), so filling them with @val again
+ *	can be skipped.
+ * @val: see @holds_val.
  * @ready_ns: when a FETCH into the slot completed, 0 once mapped.
  * @req: the transfer in flight (FETCHING, STORING); holds no reference, the
  *	completion clears it under the space's lock.
@@ -127,6 +132,8 @@ struct dlm_slot {
 	u8 copy;
 	u8 fill;
 	bool ahead;		/* read ahead, not faulted on yet */
+	bool holds_val;
+	u64 val;
 	u64 ready_ns;
 	struct dlm_req *req;
 };

@@ -106,7 +106,8 @@ static void dlm_xa_set(struct dlm_space *sp, u64 dpn, unsigned long v)
 
 /*
  * Fill slot @k's frames with @val repeated (and clear their dirty bits):
- * a first touch (0) or a same-filled page coming back.
+ * a first touch (0) or a same-filled page coming back.  Frames a clean
+ * page of that value left behind already hold it.
  */
 static void dlm_slot_fill(struct dlm_space *sp, u64 k, u64 val)
 {
@@ -114,6 +115,10 @@ static void dlm_slot_fill(struct dlm_space *sp, u64 k, u64 val)
 	unsigned int i;
 	u64 *p;
 
+	if (sp->slots[k].holds_val && sp->slots[k].val == val) {
+		atomic64_inc(&dlm_totals.fills_reused);
+		return;
+	}
 	for (i = 0; i < sp->ppd; i++) {
 		if (!val) {
 			clear_highpage(frames[i]);
@@ -292,6 +297,7 @@ void dlm_remote_complete(struct dlm_req *req)
 		 */
 		slot->state = req->status == -EPIPE ? DLM_SLOT_QUARANTINE :
 						      DLM_SLOT_FREE;
+		slot->holds_val = false;
 		dlm_xa_set(sp, req->dpn, DLM_XA_LOST);
 		sp->nr_resident--;
 		dlm_count(&sp->lost, &dlm_totals.lost);
@@ -304,6 +310,7 @@ void dlm_remote_complete(struct dlm_req *req)
 		sp->nr_storing--;
 		if (!req->status) {
 			slot->state = DLM_SLOT_FREE;
+			slot->holds_val = false;
 			dlm_xa_set(sp, req->dpn, DLM_XA_STORED);
 			sp->nr_resident--;
 			if (req->op == DLM_NL_OP_DROP) {
@@ -335,14 +342,32 @@ void dlm_remote_complete(struct dlm_req *req)
 	wake_up_all(&sp->wq);
 }
 
+/*
+ * A free slot for a page to be filled with @val (@fill) or fetched
+ * (!@fill): first one whose frames already hold @val, then one that holds
+ * no value (keep those for fills), then any.
+ */
+static u64 dlm_free_slot_for(struct dlm_space *sp, bool fill, u64 val)
+{
+	u64 k, plain = DLM_NO_SLOT, any = DLM_NO_SLOT;
+	struct dlm_slot *slot;
+
+	for (k = 0; k < sp->budget_dpages; k++) {
+		slot = &sp->slots[k];
+		if (slot->state != DLM_SLOT_FREE)
+			continue;
+		if (!slot->holds_val)
+			plain = min(plain, k);
+		else if (fill && slot->val == val)
+			return k;
+		any = min(any, k);
+	}
+	return plain != DLM_NO_SLOT ? plain : any;
+}
+
 static u64 dlm_free_slot(struct dlm_space *sp)
 {
-	u64 k;
-
-	for (k = 0; k < sp->budget_dpages; k++)
-		if (sp->slots[k].state == DLM_SLOT_FREE)
-			return k;
-	return DLM_NO_SLOT;
+	return dlm_free_slot_for(sp, false, 0);
 }
 
 /*
@@ -408,6 +433,10 @@ static struct dlm_req *dlm_evict(struct dlm_space *sp, u64 k)
 			xa_erase(&sp->dpages, slot->dpn); /* reads as zeros */
 		else
 			dlm_xa_set(sp, slot->dpn, fill);
+		/* Clean since filled, or found so: the frames hold it. */
+		slot->holds_val = true;
+		slot->val = slot->copy == DLM_COPY_ZERO || !fill ? 0 :
+			    sp->fill_vals[fill - DLM_XA_FILL0];
 		if (slot->copy == DLM_COPY_ZERO)
 			dlm_count(&sp->drops, &dlm_totals.drops);
 		else
@@ -667,7 +696,9 @@ again:
 	}
 
 	/* Not resident: find it a slot, evicting if need be. */
-	k = dlm_free_slot(sp);
+	k = dlm_free_slot_for(sp, !e || v >= DLM_XA_FILL0,
+			      e && v >= DLM_XA_FILL0 ?
+			      sp->fill_vals[v - DLM_XA_FILL0] : 0);
 	if (k == DLM_NO_SLOT) {
 		if (sp->evict_failed) {
 			sp->evict_failed = false;
