@@ -128,13 +128,13 @@ static int dlm_setup_validate(struct dlm_setup *s)
 		}
 		if (s->policy == DLM_POLICY_DEFAULT)
 			s->policy = DLM_POLICY_CLOCK;
-		if (s->protocol > DLM_PROTO_ASYNC) {
+		if (s->protocol > DLM_PROTO_INLINE) {
 			pr_debug("DLM_IOC_SETUP: unknown protocol %u\n",
 				 s->protocol);
 			return -EINVAL;
 		}
 		if (s->protocol == DLM_PROTO_DEFAULT)
-			s->protocol = DLM_PROTO_ASYNC;
+			s->protocol = DLM_PROTO_INLINE;
 		break;
 	default:
 		pr_debug("DLM_IOC_SETUP: unknown backing %u\n", s->backing);

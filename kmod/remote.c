@@ -7,16 +7,20 @@
  * one), or first evicts a victim chosen by the space's policy.
  *
  * Protocols (seeds 000 and 002): SERIAL evicts on demand: store the
- * victim, wait, fetch, wait.  CROSS and ASYNC keep a reserve of free slots
+ * victim, wait, fetch, wait.  The others keep a reserve of free slots
  * (reserve_dpages, at most a quarter of the budget): a fault that leaves
  * fewer free slots than that stores the next victims.  CROSS does it in
  * the fault and waits for the first such store as well as for its fetch.
  * ASYNC only waits for the fetch: victim choice, unmapping and the stores
  * happen behind it, in a work item on dlm_wq, so the program resumes as
  * soon as its page is in and the next faults find a free slot without
- * waiting for a swap-out.
+ * waiting for a swap-out.  INLINE (the default) also waits for the fetch
+ * only, but chooses and unmaps the victims in the fault, as CROSS does:
+ * a worker on another CPU unmapping them must interrupt the program's CPU
+ * to flush its TLB (an IPI per victim) and holds the space's lock the
+ * while, which costs more than the unmapping itself.
  *
- * Read-ahead (CROSS and ASYNC, budgets of DLM_RA_MIN_BUDGET pages or
+ * Read-ahead (all but SERIAL, budgets of DLM_RA_MIN_BUDGET pages or
  * more): a fault that fetches DLM page N while page N - 1 is resident is
  * taken for a sequential stream, and pages N + 1 .. N + readahead_dpages
  * that are stored remotely are fetched too, into free slots, without
@@ -514,7 +518,7 @@ static u64 dlm_nr_free(struct dlm_space *sp)
 }
 
 /*
- * CROSS and ASYNC: after a fault took a free slot (@keep), evict victims
+ * All but SERIAL: after a fault took a free slot (@keep), evict victims
  * until sp->reserve slots are free or on their way to it, so that the next
  * faults find a free slot.  Returns the first STORE or DROP (with a
  * reference) or NULL.
@@ -567,6 +571,31 @@ static void dlm_refill_queue(struct dlm_space *sp, u64 keep)
 	kref_get(&sp->ref);	/* the caller holds one too: never the last */
 	if (!queue_work(dlm_wq, &sp->refill))
 		dlm_space_put(sp);
+}
+
+/* ASYNC and INLINE: the fault waits for its fetch only. */
+static bool dlm_proto_behind(struct dlm_space *sp)
+{
+	return sp->protocol == DLM_PROTO_ASYNC ||
+	       sp->protocol == DLM_PROTO_INLINE;
+}
+
+/*
+ * After a fault took free slot @keep: ASYNC queues the refill of the
+ * reserve behind it; the others refill it now (SERIAL: nothing to do) and
+ * do not wait for the stores.  Called with sp->lock held.
+ */
+static void dlm_refill_behind(struct dlm_space *sp, u64 keep)
+{
+	struct dlm_req *req;
+
+	if (sp->protocol == DLM_PROTO_ASYNC) {
+		dlm_refill_queue(sp, keep);
+		return;
+	}
+	req = dlm_refill(sp, keep);
+	if (req)
+		dlm_req_put(req);
 }
 
 /* A STORE in flight, with a reference, or NULL. */
@@ -683,8 +712,8 @@ again:
 			}
 			if (ahead && ret == VM_FAULT_NOPAGE) {
 				dlm_readahead(sp, dpn);
-				if (sp->protocol == DLM_PROTO_ASYNC)
-					dlm_refill_queue(sp, v - DLM_XA_SLOT0);
+				if (dlm_proto_behind(sp))
+					dlm_refill_behind(sp, v - DLM_XA_SLOT0);
 			}
 			goto unlock;
 		}
@@ -748,14 +777,7 @@ again:
 		dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
 		sp->nr_resident++;
 		dlm_count(&sp->populates, &dlm_totals.populates);
-		if (sp->protocol == DLM_PROTO_ASYNC) {
-			dlm_refill_queue(sp, k);
-		} else {
-			req2 = dlm_refill(sp, k);
-			if (req2)
-				dlm_req_put(req2);	/* nothing to overlap */
-			req2 = NULL;
-		}
+		dlm_refill_behind(sp, k);	/* nothing to overlap */
 		goto again;
 	}
 
@@ -777,8 +799,8 @@ again:
 	sp->nr_resident++;
 	slot->referenced = true;	/* not the refill's next victim */
 	dlm_readahead(sp, dpn);
-	if (sp->protocol == DLM_PROTO_ASYNC)
-		dlm_refill_queue(sp, k);	/* victims go out behind us */
+	if (dlm_proto_behind(sp))
+		dlm_refill_behind(sp, k);	/* victims go out behind us */
 	else
 		req2 = dlm_refill(sp, k);
 

@@ -14,7 +14,7 @@
 #                10 7) plus all-local memory; every Himeno run must
 #                reproduce the all-local residual bit for bit
 #   protocols    at the lowest ratio: the kernel's swap protocols serial,
-#                cross, async (stream -x) on each transport, and dlmd's
+#                cross, async, inline (stream -x) on each transport, and dlmd's
 #                MPI protocols as1, as2, cs (--mpi-protocol) on each MPI
 #   same-filled  Himeno on tcp at every ratio also with the module's
 #                same_filled=N (every written page stored, none kept as a
@@ -190,7 +190,7 @@ for tr in $transports; do
 	done
 	# The kernel's swap protocols at the lowest ratio.
 	start_daemon "$tr" || continue
-	for x in serial cross async; do
+	for x in serial cross async inline; do
 		run stream "$tr" "kernel-$x" "$low" "$stream" -m dlm -s "$mb" -l "$low" -i "$iters" -x "$x"
 	done
 	stop_daemon

@@ -41,7 +41,7 @@ read -r t_local _ < <(run -l -b $((total * 1024)))
 printf '%-10s %8s %8s %10s %10s\n' protocol seconds swapins vs_local vs_serial
 printf '%-10s %8.3f %8s %10s %10s\n' all-local "$t_local" 0 1.00 -
 t_serial=
-for proto in serial cross async; do
+for proto in serial cross async inline; do
 	read -r t sw < <(run -b "$budget_kb" -x $proto)
 	[[ -z $t_serial ]] && t_serial=$t
 	awk -v p=$proto -v t="$t" -v s="$sw" -v l="$t_local" -v r="$t_serial" \

@@ -4,7 +4,7 @@
  * memory or in a remote-backed /dev/dlm space with a local budget.
  *
  *   stream [-m malloc|dlm] [-s MB_PER_ARRAY] [-l LOCAL_PERCENT]
- *          [-p PAGE_KB] [-i ITERATIONS] [-x serial|cross|async]
+ *          [-p PAGE_KB] [-i ITERATIONS] [-x serial|cross|async|inline]
  *          [-P arr|clock] [-q]
  *
  * -m malloc (default) uses anonymous memory: alone it is the all-local
@@ -101,7 +101,7 @@ static void *dlm_space(uint64_t bytes, unsigned int pct, uint64_t page,
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: stream [-m malloc|dlm] [-s MB_PER_ARRAY] [-l LOCAL_PERCENT]\n"
-		   "              [-p PAGE_KB] [-i ITERATIONS] [-x serial|cross|async]\n"
+		   "              [-p PAGE_KB] [-i ITERATIONS] [-x serial|cross|async|inline]\n"
 		   "              [-P arr|clock] [-q]\n");
 }
 
@@ -122,9 +122,17 @@ int main(int argc, char **argv)
 		case 'l': pct = (unsigned int)atoi(optarg); break;
 		case 'p': page = strtoull(optarg, NULL, 0) * 1024; break;
 		case 'i': iters = (unsigned int)atoi(optarg); break;
-		case 'x': protocol = optarg[0] == 's' ? DLM_PROTO_SERIAL :
-				     optarg[0] == 'c' ? DLM_PROTO_CROSS :
-							DLM_PROTO_ASYNC; break;
+		case 'x':
+			protocol = !strcmp(optarg, "serial") ? DLM_PROTO_SERIAL :
+				   !strcmp(optarg, "cross") ? DLM_PROTO_CROSS :
+				   !strcmp(optarg, "async") ? DLM_PROTO_ASYNC :
+				   !strcmp(optarg, "inline") ? DLM_PROTO_INLINE : ~0u;
+			if (protocol == ~0u) {
+				fprintf(stderr, "-x %s: serial, cross, async or inline\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'P': policy = optarg[0] == 'a' ? DLM_POLICY_ARR :
 				   DLM_POLICY_CLOCK; break;
 		case 'q': quiet = 1; break;

@@ -208,7 +208,7 @@ TEST(setup_rejects_each_bad_field)
 	s.policy = 0xffffffff;
 	EXPECT_EQ(-EINVAL, try_setup(&s));
 	s.policy = 0;
-	s.protocol = DLM_PROTO_ASYNC + 1;
+	s.protocol = DLM_PROTO_INLINE + 1;
 	EXPECT_EQ(-EINVAL, try_setup(&s));
 
 	s = GOOD_SETUP; s.page_size = info.page_size_min - 1;
@@ -390,7 +390,7 @@ TEST(garbage_ioctl_arguments)
 			s.flags = (i & 2) ? 0 : s.flags;
 			s.backing = (i & 4) ? 0 : s.backing % 3;
 			s.policy = (i & 32) ? 0 : s.policy % 4;
-			s.protocol = (i & 64) ? 0 : s.protocol % 5;
+			s.protocol = (i & 64) ? 0 : s.protocol % 6;
 			s.page_size = (s.page_size % 16 + 1) * 4 * KB;
 			s.total_size = s.page_size * (s.total_size % 8 + 1);
 			s.local_budget = s.page_size * (s.local_budget % 3);

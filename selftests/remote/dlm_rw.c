@@ -4,7 +4,7 @@
  * Helper of remote_test.sh; usable by hand:
  *
  *   dlm_rw [-t TOTAL_MB] [-b BUDGET_KB] [-p PAGE_KB] [-P arr|clock]
- *          [-x serial|cross|async]
+ *          [-x serial|cross|async|inline]
  *          [-a seq|random] [-j THREADS] [-r ROUNDS] [-c CHECKS] [-z]
  *          [-f] [-H] [-l] [-s FILE]
  *
@@ -223,9 +223,17 @@ int main(int argc, char **argv)
 		case 'H': hot = 1; break;
 		case 'l': s.backing = DLM_BACKING_LOCAL; break;
 		case 's': survey_file = optarg; break;
-		case 'x': protocol = optarg[0] == 's' ? DLM_PROTO_SERIAL :
-				     optarg[0] == 'c' ? DLM_PROTO_CROSS :
-							DLM_PROTO_ASYNC; break;
+		case 'x':
+			protocol = !strcmp(optarg, "serial") ? DLM_PROTO_SERIAL :
+				   !strcmp(optarg, "cross") ? DLM_PROTO_CROSS :
+				   !strcmp(optarg, "async") ? DLM_PROTO_ASYNC :
+				   !strcmp(optarg, "inline") ? DLM_PROTO_INLINE : ~0u;
+			if (protocol == ~0u) {
+				fprintf(stderr, "-x %s: serial, cross, async or inline\n",
+					optarg);
+				return 2;
+			}
+			break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of dlm_rw.c\n");
 			return 2;

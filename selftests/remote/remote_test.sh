@@ -26,7 +26,7 @@ if ! command -v python3 >/dev/null; then
 	echo "1..0 # SKIP needs python3 for fake_dlmd.py"
 	exit $KSFT_SKIP
 fi
-echo "1..48"
+echo "1..51"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
@@ -97,6 +97,8 @@ rw "CLOCK policy, 1 MB pages, 25% local, random" -t 16 -b 4096 -p 1024 -P clock 
 rw "serial protocol, 1 MB pages, 6% local" -t 16 -b 1024 -p 1024 -x serial
 rw "cross protocol, 1 MB pages, 12% local, random" -t 16 -b 2048 -p 1024 -x cross -a random
 rw "async protocol, 64 KB pages, 6% local" -t 8 -b 512 -p 64 -x async
+rw "async protocol, 1 MB pages, 12% local, random, 8 threads" -t 16 -b 2048 -p 1024 -x async -a random -j 8
+rw "inline protocol, 64 KB pages, 6% local, random" -t 8 -b 512 -p 64 -x inline -a random
 rw "8 threads faulting concurrently, 1 MB pages, 25% local" -t 16 -b 4096 -p 1024 -j 8
 rw "8 threads, 64 KB pages, 6% local, random" -t 8 -b 512 -p 64 -j 8 -a random
 
@@ -125,6 +127,8 @@ rwk "never-written pages read as zeros, evicted without a transfer" \
 	-z -t 16 -b 1024 -p 1024
 rwk "without DLM_NL_F_KEPT every victim is stored, none dropped" \
 	'$(kv drops) == 0 && $(kv swapouts) > 0' -t 16 -b 2048 -p 1024 -c 3
+rwk "the protocol in force by default is inline (4)" \
+	'$(kv protocol) == 4 && $(kv swapouts) > 0' -t 16 -b 1024 -p 1024
 
 # CLOCK on accessed bits: a page read through its page-table entries
 # between every two other pages (-H) is evicted less often than under ARR,

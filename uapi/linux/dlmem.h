@@ -79,11 +79,17 @@ struct dlm_info {
 #define DLM_POLICY_CLOCK	2	/* second chance on recent access */
 
 /* dlm_setup.protocol: how a remote space's fault overlaps its transfers. */
-#define DLM_PROTO_DEFAULT	0	/* currently DLM_PROTO_ASYNC */
+#define DLM_PROTO_DEFAULT	0	/* currently DLM_PROTO_INLINE */
 #define DLM_PROTO_SERIAL	1	/* store the victim, then fetch */
 #define DLM_PROTO_CROSS		2	/* store and fetch at once, wait both */
 /* ASYNC: wait for the fetch only; the next victim is stored behind it. */
 #define DLM_PROTO_ASYNC		3
+/*
+ * INLINE: wait for the fetch only, as ASYNC, but the fault itself chooses
+ * and unmaps the next victims and sends their stores, instead of a worker
+ * on another CPU.  Kernels before it refuse 4 with EINVAL.
+ */
+#define DLM_PROTO_INLINE	4
 
 /**
  * struct dlm_setup - DLM_IOC_SETUP argument.
