@@ -90,6 +90,7 @@ static void print_features(FILE *f, uint64_t feat)
 		{ DLM_FEATURE_REMOTE, "remote" },
 		{ DLM_FEATURE_BLK, "blk" },
 		{ DLM_FEATURE_SAME_FILLED, "same-filled" },
+		{ DLM_FEATURE_PROTO_INLINE, "proto-inline" },
 	};
 	const char *sep = "";
 	size_t i;

@@ -36,6 +36,7 @@ TEST(info_before_handshake)
 	EXPECT_LE(info.local_budget_max, info.total_size_max);
 	EXPECT_TRUE(info.features & DLM_FEATURE_LOCAL);
 	EXPECT_TRUE(info.features & DLM_FEATURE_STATS);
+	EXPECT_TRUE(info.features & DLM_FEATURE_PROTO_INLINE);
 	for (i = 0; i < 4; i++)
 		EXPECT_EQ(0, info.reserved[i]);
 }

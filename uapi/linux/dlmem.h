@@ -33,6 +33,7 @@
 #define DLM_FEATURE_REMOTE	_BITULL(2)	/* DLM_BACKING_REMOTE spaces */
 #define DLM_FEATURE_BLK		_BITULL(3)	/* DLM_IOC_BLK_ADD, _DEL */
 #define DLM_FEATURE_SAME_FILLED	_BITULL(4)	/* dlm_stats.same_filled */
+#define DLM_FEATURE_PROTO_INLINE _BITULL(5)	/* DLM_PROTO_INLINE */
 
 /**
  * struct dlm_api - DLM_IOC_API argument.
@@ -87,7 +88,8 @@ struct dlm_info {
 /*
  * INLINE: wait for the fetch only, as ASYNC, but the fault itself chooses
  * and unmaps the next victims and sends their stores, instead of a worker
- * on another CPU.  Kernels before it refuse 4 with EINVAL.
+ * on another CPU.  Kernels with DLM_FEATURE_PROTO_INLINE; others refuse 4
+ * with EINVAL.
  */
 #define DLM_PROTO_INLINE	4
 
