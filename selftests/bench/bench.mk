@@ -7,7 +7,7 @@ BENCH_O		:= $(O)/bench
 
 USER_TARGETS	+= $(BENCH_O)/stream $(BENCH_O)/xfer_bench $(BENCH_O)/himeno
 
-$(BENCH_O)/stream: selftests/bench/stream.c uapi/linux/dlmem.h
+$(BENCH_O)/stream: selftests/bench/stream.c selftests/dlm/dlm_util.h uapi/linux/dlmem.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Wextra -o $@ $<
 

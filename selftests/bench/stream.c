@@ -38,7 +38,8 @@
 
 #include <linux/dlmem.h>
 
-#define MB (1024ULL * 1024)
+#include "../dlm/dlm_util.h"
+
 
 static double now(void)
 {
@@ -123,15 +124,12 @@ int main(int argc, char **argv)
 		case 'p': page = strtoull(optarg, NULL, 0) * 1024; break;
 		case 'i': iters = (unsigned int)atoi(optarg); break;
 		case 'x':
-			protocol = !strcmp(optarg, "serial") ? DLM_PROTO_SERIAL :
-				   !strcmp(optarg, "cross") ? DLM_PROTO_CROSS :
-				   !strcmp(optarg, "async") ? DLM_PROTO_ASYNC :
-				   !strcmp(optarg, "inline") ? DLM_PROTO_INLINE : ~0u;
-			if (protocol == ~0u) {
+			if (dlm_proto_parse(optarg) < 0) {
 				fprintf(stderr, "-x %s: serial, cross, async or inline\n",
 					optarg);
 				return 2;
 			}
+			protocol = (unsigned int)dlm_proto_parse(optarg);
 			break;
 		case 'P': policy = optarg[0] == 'a' ? DLM_POLICY_ARR :
 				   DLM_POLICY_CLOCK; break;

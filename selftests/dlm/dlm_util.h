@@ -25,6 +25,21 @@ static inline int dlm_ioctl(int fd, unsigned long cmd, void *arg)
 	return ioctl(fd, cmd, arg) ? -errno : 0;
 }
 
+/* A protocol's name (as given to -x) as its DLM_PROTO_*, or -1. */
+static inline int dlm_proto_parse(const char *name)
+{
+	static const char *const names[] = {
+		[DLM_PROTO_SERIAL] = "serial", [DLM_PROTO_CROSS] = "cross",
+		[DLM_PROTO_ASYNC] = "async", [DLM_PROTO_INLINE] = "inline",
+	};
+	unsigned int i;
+
+	for (i = DLM_PROTO_SERIAL; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return (int)i;
+	return -1;
+}
+
 static inline int dlm_open_api(void)
 {
 	struct dlm_api api = { .api = DLM_API_VERSION };

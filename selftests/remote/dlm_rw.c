@@ -224,15 +224,12 @@ int main(int argc, char **argv)
 		case 'l': s.backing = DLM_BACKING_LOCAL; break;
 		case 's': survey_file = optarg; break;
 		case 'x':
-			protocol = !strcmp(optarg, "serial") ? DLM_PROTO_SERIAL :
-				   !strcmp(optarg, "cross") ? DLM_PROTO_CROSS :
-				   !strcmp(optarg, "async") ? DLM_PROTO_ASYNC :
-				   !strcmp(optarg, "inline") ? DLM_PROTO_INLINE : ~0u;
-			if (protocol == ~0u) {
+			if (dlm_proto_parse(optarg) < 0) {
 				fprintf(stderr, "-x %s: serial, cross, async or inline\n",
 					optarg);
 				return 2;
 			}
+			protocol = (unsigned int)dlm_proto_parse(optarg);
 			break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of dlm_rw.c\n");
