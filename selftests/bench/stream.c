@@ -110,7 +110,8 @@ int main(int argc, char **argv)
 {
 	uint64_t mb = 32, page = MB, budget = 0, n, j, bad = 0;
 	unsigned int pct = 10, iters = 4, it, quiet = 0;
-	uint32_t protocol = 0, policy = 0;
+	uint32_t policy = 0;
+	unsigned int protocol = 0;
 	double t, tcopy = 0, ttriad = 0, tinit;
 	const char *mode = "malloc";
 	double *a, *b, *c;
@@ -124,12 +125,8 @@ int main(int argc, char **argv)
 		case 'p': page = strtoull(optarg, NULL, 0) * 1024; break;
 		case 'i': iters = (unsigned int)atoi(optarg); break;
 		case 'x':
-			if (dlm_proto_parse(optarg) < 0) {
-				fprintf(stderr, "-x %s: serial, cross, async or inline\n",
-					optarg);
+			if (dlm_proto_opt(optarg, &protocol))
 				return 2;
-			}
-			protocol = (unsigned int)dlm_proto_parse(optarg);
 			break;
 		case 'P': policy = optarg[0] == 'a' ? DLM_POLICY_ARR :
 				   DLM_POLICY_CLOCK; break;

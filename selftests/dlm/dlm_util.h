@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -25,8 +26,11 @@ static inline int dlm_ioctl(int fd, unsigned long cmd, void *arg)
 	return ioctl(fd, cmd, arg) ? -errno : 0;
 }
 
-/* A protocol's name (as given to -x) as its DLM_PROTO_*, or -1. */
-static inline int dlm_proto_parse(const char *name)
+/*
+ * Option -x NAME: the protocol's DLM_PROTO_* in *@protocol, or -1 after
+ * saying which names there are.
+ */
+static inline int dlm_proto_opt(const char *name, unsigned int *protocol)
 {
 	static const char *const names[] = {
 		[DLM_PROTO_SERIAL] = "serial", [DLM_PROTO_CROSS] = "cross",
@@ -34,9 +38,13 @@ static inline int dlm_proto_parse(const char *name)
 	};
 	unsigned int i;
 
-	for (i = DLM_PROTO_SERIAL; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i]))
-			return (int)i;
+	for (i = DLM_PROTO_SERIAL; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(name, names[i])) {
+			*protocol = i;
+			return 0;
+		}
+	}
+	fprintf(stderr, "-x %s: serial, cross, async or inline\n", name);
 	return -1;
 }
 

@@ -224,12 +224,8 @@ int main(int argc, char **argv)
 		case 'l': s.backing = DLM_BACKING_LOCAL; break;
 		case 's': survey_file = optarg; break;
 		case 'x':
-			if (dlm_proto_parse(optarg) < 0) {
-				fprintf(stderr, "-x %s: serial, cross, async or inline\n",
-					optarg);
+			if (dlm_proto_opt(optarg, &protocol))
 				return 2;
-			}
-			protocol = (unsigned int)dlm_proto_parse(optarg);
 			break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of dlm_rw.c\n");
