@@ -96,7 +96,7 @@ def main():
             for x in protos:
                 v = val('stream', t, f'kernel-{x}', low)
                 r = s / v if s and v else None
-                if r and x in ('cross', 'async'):	# the bar's two
+                if r and x in ('cross', 'async'):  # the bar's two
                     best = r if best is None else min(best, r)
                 cells.append('%18s' % (f'{v:.1f} ({r:.2f})' if r else '-'))
             print('%-9s' % t + ''.join(cells))

@@ -40,7 +40,6 @@
 
 #include "../dlm/dlm_util.h"
 
-
 static double now(void)
 {
 	struct timespec t;
