@@ -58,6 +58,32 @@ TEST(handshake)
 	close(fd);
 }
 
+/* Every feature the kernel offers can be asked for, alone or all at once. */
+TEST(handshake_requests_each_feature)
+{
+	__u64 offered = get_info(_metadata).features;
+	unsigned int bit, asked = 0;
+
+	ASSERT_TRUE(offered & DLM_FEATURE_PROTO_INLINE);
+	for (bit = 0; bit <= 64; bit++) {
+		__u64 want = bit < 64 ? 1ULL << bit : offered;
+		struct dlm_api api = { .api = DLM_API_VERSION,
+				       .features = want };
+		int fd;
+
+		if (!(offered & want))
+			continue;
+		fd = open(DLM_DEV, O_RDWR);
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(0, dlm_ioctl(fd, DLM_IOC_API, &api));
+		EXPECT_EQ(offered, api.features);
+		close(fd);
+		asked++;
+	}
+	/* Each bit offered, plus the whole set. */
+	EXPECT_EQ(__builtin_popcountll(offered) + 1, asked);
+}
+
 TEST(handshake_version_mismatch)
 {
 	static const __u32 bad[] = { 0, DLM_API_VERSION + 1, 0xffffffff };
