@@ -187,7 +187,8 @@ struct dlm_slot {
  * @generation: daemon generation the space was created under.
  * @is_blk: the space of a /dev/dlmbN (blk.c): no mapping, no faults.
  * @fill_vals: remote spaces: the values of same-filled pages, under @lock.
- * @nr_fill_vals: entries of @fill_vals in use (never reused).
+ * @fill_refs: per entry of @fill_vals, the xarray entries and DLM_COPY_FILL
+ *	slots that name it, under @lock; an entry at 0 is free for a new value.
  */
 struct dlm_space {
 	struct kref ref;
@@ -217,7 +218,7 @@ struct dlm_space {
 	u64 generation;
 	bool is_blk;
 	u64 fill_vals[DLM_FILL_VALS];
-	unsigned int nr_fill_vals;
+	u64 fill_refs[DLM_FILL_VALS];
 	bool charged;			/* to owner, by dlm_user_charge() */
 	struct dlm_user *user;		/* owner's record while charged */
 	kuid_t owner;

@@ -43,7 +43,9 @@
  * names it.  Its next fault fills a slot from the table, no daemon asked.
  * Scientific codes keep whole arrays of constants (Himeno's coefficients);
  * a page of any other data differs in its first words, so the scan costs
- * little.  A table full of other values leaves the page to a STORE.
+ * little.  The table counts the entries and slots naming each value, and
+ * a value no page holds any more makes room for a new one; a table full
+ * of values still held leaves the page to a STORE.
  *
  * A transfer that would pass the owner's max_user_requests is not sent
  * (-EAGAIN): read-ahead and the reserve's refill stop there, and a fault
@@ -162,22 +164,32 @@ static bool dlm_slot_same_filled(struct dlm_space *sp, u64 k, u64 *val)
 }
 
 /*
- * The xarray entry for a victim filled with @val: none for zero, else its
- * index in the space's table (added if there is room), or -1: store it.
+ * The xarray entry for a victim filled with @val: none for zero, else the
+ * index of @val in the space's table, which takes a reference for the
+ * entry (a free entry takes @val if it is not there), or -1: store it.
  */
 static long dlm_fill_entry(struct dlm_space *sp, u64 val)
 {
-	unsigned int i;
+	unsigned int i, unused = DLM_FILL_VALS;
 
 	if (!val)
 		return 0;
-	for (i = 0; i < sp->nr_fill_vals; i++)
-		if (sp->fill_vals[i] == val)
-			return DLM_XA_FILL0 + i;
-	if (sp->nr_fill_vals == DLM_FILL_VALS)
-		return -1;
-	sp->fill_vals[sp->nr_fill_vals] = val;
-	return DLM_XA_FILL0 + sp->nr_fill_vals++;
+	for (i = 0; i < DLM_FILL_VALS; i++) {
+		if (!sp->fill_refs[i]) {
+			if (unused == DLM_FILL_VALS)
+				unused = i;
+		} else if (sp->fill_vals[i] == val) {
+			break;
+		}
+	}
+	if (i == DLM_FILL_VALS) {
+		if (unused == DLM_FILL_VALS)
+			return -1;
+		i = unused;
+		sp->fill_vals[i] = val;
+	}
+	sp->fill_refs[i]++;
+	return DLM_XA_FILL0 + i;
 }
 
 int dlm_remote_setup(struct dlm_space *sp)
@@ -425,9 +437,12 @@ static struct dlm_req *dlm_evict(struct dlm_space *sp, u64 k)
 	u64 val;
 
 	dlm_space_unmap_dpage(sp, slot->dpn);
-	if (dlm_slot_test_clear_dirty(sp, k))
+	if (dlm_slot_test_clear_dirty(sp, k)) {
+		if (slot->copy == DLM_COPY_FILL)	/* its value is gone */
+			sp->fill_refs[slot->fill]--;
 		slot->copy = DLM_COPY_NONE;
-	if (slot->copy == DLM_COPY_FILL)
+	}
+	if (slot->copy == DLM_COPY_FILL)	/* its reference goes back */
 		fill = DLM_XA_FILL0 + slot->fill;
 	else if (slot->copy == DLM_COPY_NONE && READ_ONCE(dlm_same_filled) &&
 		 dlm_slot_same_filled(sp, k, &val))

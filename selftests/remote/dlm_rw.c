@@ -6,12 +6,13 @@
  *   dlm_rw [-t TOTAL_MB] [-b BUDGET_KB] [-p PAGE_KB] [-P arr|clock]
  *          [-x serial|cross|async|inline]
  *          [-a seq|random] [-j THREADS] [-r ROUNDS] [-c CHECKS] [-z]
- *          [-f] [-H] [-l] [-s FILE]
+ *          [-f|-F] [-H] [-l] [-s FILE]
  *
  * Each round writes every word, then reads them back CHECKS times
  * (default 1).  -z only reads the never-written space and checks zeros.
  * -f writes same-filled DLM pages among others (see fill_word()) and
- * checks every word, not every 61st.
+ * checks every word, not every 61st.  -F is -f with every DLM page
+ * same-filled, each with a value of its own that changes every round.
  * -H (sequential only) reads one word of the thread's first DLM page, a
  * hot page, after every other page it visits, and checks it.
  * -l uses DLM_BACKING_LOCAL (default remote).  Exit 0 when every word
@@ -69,6 +70,8 @@ static uint64_t fill_word(uint64_t dp, uint64_t off, uint64_t words,
 static uint64_t word(const struct job *j, uint64_t dp, uint64_t off,
 		     uint64_t r)
 {
+	if (j->fill == 2)	/* -F */
+		return 0x7100000000000000ULL + dp * 1000003 + r * 7919;
 	return j->fill ? fill_word(dp, off, j->dpage_words, r) :
 			 dlm_pattern(dp * j->dpage_words + off, r);
 }
@@ -207,7 +210,7 @@ int main(int argc, char **argv)
 	int fd, c;
 	void *p;
 
-	while ((c = getopt(argc, argv, "t:b:p:P:x:a:j:r:c:zfHls:h")) != -1) {
+	while ((c = getopt(argc, argv, "t:b:p:P:x:a:j:r:c:zfFHls:h")) != -1) {
 		switch (c) {
 		case 't': total = strtoull(optarg, NULL, 0) * MB; break;
 		case 'b': budget = strtoull(optarg, NULL, 0) * KB; break;
@@ -220,6 +223,7 @@ int main(int argc, char **argv)
 		case 'c': checks = atoi(optarg); break;
 		case 'z': zero = 1; break;
 		case 'f': fill = 1; break;
+		case 'F': fill = 2; break;
 		case 'H': hot = 1; break;
 		case 'l': s.backing = DLM_BACKING_LOCAL; break;
 		case 's': survey_file = optarg; break;

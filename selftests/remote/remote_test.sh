@@ -26,7 +26,7 @@ if ! command -v python3 >/dev/null; then
 	echo "1..0 # SKIP needs python3 for fake_dlmd.py"
 	exit $KSFT_SKIP
 fi
-echo "1..51"
+echo "1..52"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
@@ -179,6 +179,12 @@ rwk "a page of zeros takes the frames the last one left, unfilled" \
 r0=$(reused)
 rwk "same-filled pages reuse frames holding their value, every word checked" \
 	"\$(kv same_filled) > 0 && \$(reused) > $r0" -f -t 16 -b 1024 -p 64 -c 2 -r 3
+# The table of values makes room: 16 DLM pages, each with a value of its
+# own that changes every round, never need a STORE (a table that never
+# let go of a value stored every page from the second round on).
+rwk "same-filled values no page holds any more make room for new ones" \
+	'$(kv same_filled) >= 48 && $(kv swapouts) == 0 && $(kv swapins) == 0' \
+	-F -t 1 -b 128 -p 64 -r 4
 rwk "same-filled pages, 4 KB pages, 4 threads, random order" \
 	'$(kv same_filled) > 0' -f -t 4 -b 256 -p 4 -j 4 -a random -r 2
 rwk "same-filled pages, 1 MB pages, 6% local, serial protocol" \
