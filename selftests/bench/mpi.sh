@@ -16,6 +16,10 @@
 #   protocols    at the lowest ratio: the kernel's swap protocols serial,
 #                cross, async, inline (stream -x) on each transport, and dlmd's
 #                MPI protocols as1, as2, cs (--mpi-protocol) on each MPI
+#   rounds       issue 4's bars are measured ROUNDS times (default 3) and
+#                judged on medians: the kernel protocols in a rotated order
+#                each round, and Himeno at the lowest ratio alternated with
+#                all-local Himeno, so that drift in the VM falls on both sides
 #   same-filled  Himeno on tcp at every ratio also with the module's
 #                same_filled=N (every written page stored, none kept as a
 #                value), for comparison
@@ -42,6 +46,8 @@ hsize=${HIMENO_SIZE:-97x97x193}
 hiters=${HIMENO_ITERS:-2}
 hpage=${HIMENO_PAGE_KB:-128}
 per_run_timeout=${RUN_TIMEOUT:-900}
+rounds=${ROUNDS:-3}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "mpi.sh: ROUNDS must be a positive integer" >&2; exit 2; }
 stream=$bin/bench/stream
 himeno=$bin/bench/himeno
 tmp=$(mktemp -d)
@@ -177,6 +183,12 @@ for tr in $transports; do
 		start_daemon "$tr" || continue 2
 		run stream "$tr" default "$pct" "$stream" -m dlm -s "$mb" -l "$pct" -i "$iters"
 		himeno_dlm "$tr" default "$pct"
+		if [[ $pct == "$low" ]]; then	# more rounds of the bar's two sides
+			for ((r = 2; r <= rounds; r++)); do
+				run himeno local - 100 "${hrun[@]}" -m malloc
+				himeno_dlm "$tr" default "$pct"
+			done
+		fi
 		if [[ $tr == tcp ]]; then	# every written page stored
 			echo N >"$params/same_filled"
 			himeno_dlm "$tr" same-filled-off "$pct"
@@ -188,10 +200,15 @@ for tr in $transports; do
 			stop_daemon
 		fi
 	done
-	# The kernel's swap protocols at the lowest ratio.
+	# The kernel's swap protocols at the lowest ratio, ROUNDS rounds, each
+	# round starting one protocol later.
 	start_daemon "$tr" || continue
-	for x in serial cross async inline; do
-		run stream "$tr" "kernel-$x" "$low" "$stream" -m dlm -s "$mb" -l "$low" -i "$iters" -x "$x"
+	protos=(serial cross async inline)
+	for ((r = 0; r < rounds; r++)); do
+		for ((i = 0; i < ${#protos[@]}; i++)); do
+			x=${protos[(i + r) % ${#protos[@]}]}
+			run stream "$tr" "kernel-$x" "$low" "$stream" -m dlm -s "$mb" -l "$low" -i "$iters" -x "$x"
+		done
 	done
 	stop_daemon
 	# dlmd's MPI protocols at the lowest ratio.
@@ -206,5 +223,5 @@ for tr in $transports; do
 done
 
 /usr/bin/python3 "$top/selftests/bench/mpi_report.py" "$csv" "$out/mpi.png" \
-	"stream ${mb} MB x 3, ${iters} iterations, 1 MB DLM pages; himeno $hsize ($hmb MB), $hiters sweeps, $hpage KB DLM pages; $(uname -r)" |
+	"stream ${mb} MB x 3, ${iters} iterations, 1 MB DLM pages; himeno $hsize ($hmb MB), $hiters sweeps, $hpage KB DLM pages; $rounds rounds for the bars; $(uname -r)" |
 	tee "$out/mpi.txt"

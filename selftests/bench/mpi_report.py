@@ -11,18 +11,23 @@ default) and stored (same_filled=N) with their time relative to serial and cs; d
 swap-in and swap-out latency; and issue 4's bars.  Plots time relative to
 all-local memory against the local-memory ratio (as the paper's Fig. 11):
 triad on the left, Himeno on the right.
+
+A configuration run more than once (mpi.sh's ROUNDS) counts by its median;
+the protocol table and the bars give the number of runs and their range.
 """
 import csv
+import statistics
 import sys
 
 TRANSPORTS = ('tcp', 'openmpi', 'mpich')
 
 
 def load(path):
+    """{(kind, transport, protocol, pct): [row, ...]} in the CSV's order."""
     rows = {}
     for r in csv.DictReader(open(path)):
         key = (r['kind'], r['transport'], r['protocol'], int(r['local_pct']))
-        rows[key] = r
+        rows.setdefault(key, []).append(r)
     return rows
 
 
@@ -30,15 +35,21 @@ def main():
     path, png, title = sys.argv[1:4]
     rows = load(path)
 
+    def vals(kind, tr, proto, pct):
+        return [float(r['value']) for r in rows.get((kind, tr, proto, pct), [])
+                if r['status'] == 'ok' and r['value']]
+
     def val(kind, tr, proto, pct):
-        r = rows.get((kind, tr, proto, pct))
-        if r and r['status'] == 'ok' and r['value']:
-            return float(r['value'])
-        return None
+        v = vals(kind, tr, proto, pct)
+        return statistics.median(v) if v else None
+
+    def spread(kind, tr, proto, pct):
+        v = vals(kind, tr, proto, pct)
+        return f'n={len(v)} {min(v):.1f}-{max(v):.1f}' if len(v) > 1 else ''
 
     def status(kind, tr, proto, pct):
         r = rows.get((kind, tr, proto, pct))
-        return r['status'] if r else '-'
+        return r[-1]['status'] if r else '-'
 
     trs = [t for t in TRANSPORTS if any(k[1] == t for k in rows)]
     pcts = sorted({k[3] for k in rows if k[1] in trs and k[2] == 'default'},
@@ -100,6 +111,10 @@ def main():
                     best = r if best is None else min(best, r)
                 cells.append('%18s' % (f'{v:.1f} ({r:.2f})' if r else '-'))
             print('%-9s' % t + ''.join(cells))
+            ns = [f'{x} {spread("stream", t, f"kernel-{x}", low)}'
+                  for x in protos if spread('stream', t, f'kernel-{x}', low)]
+            if ns:
+                print('%-9s' % '' + '  (medians of ' + ', '.join(ns) + ')')
         print(f'\ndlmd MPI protocols at {low}% local: triad MB/s, Himeno '
               'MFLOPS (time relative to cs)')
         print('%-9s' % 'MPI' + ''.join('%24s' % p for p in ('as1', 'as2', 'cs')))
@@ -117,15 +132,19 @@ def main():
             print('%-9s' % t + ''.join(cells))
         print(f'\ndlmd latency at {low}% local, microseconds (mean; p50 p99 '
               'count), default protocol unless named')
-        for k, r in sorted(rows.items()):
+        for k, rs in sorted(rows.items()):
             if k[0].startswith('lat_'):
-                print('%-12s %-8s %-8s %10s  %s' % (k[0][4:], k[1], k[2],
-                                                    r['value'], r['extra']))
-        sw = [(k[1], k[2], r['extra']) for k, r in sorted(rows.items())
-              if k[0] == 'stream' and k[3] == low and r['extra']]
-        print(f'\nfaults that waited for a previous swap-out (stream, {low}%):')
+                for r in rs:
+                    print('%-12s %-8s %-8s %10s  %s' % (
+                        k[0][4:], k[1], k[2], r['value'], r['extra']))
+        sw = [(k[1], k[2], ' '.join(r['extra'] for r in rs if r['extra']))
+              for k, rs in sorted(rows.items())
+              if k[0] == 'stream' and k[3] == low]
+        print(f'\nfaults that waited for a previous swap-out (stream, {low}%'
+              ', one figure per run):')
         for t, p, e in sw:
-            print(f'  {t:8s} {p:16s} {e}')
+            if e:
+                print(f'  {t:8s} {p:16s} {e}')
 
         print('\nbars (issue 4):')
         print(f'  cross/async time <= 0.85 x serial at {low}%: best '
@@ -134,8 +153,11 @@ def main():
         for t in trs:
             r = rel.get(('himeno', t, low))
             if r:
+                n = spread('himeno', t, 'default', low)
+                n = f' (medians: {n} MFLOPS; all-local ' \
+                    f'{spread("himeno", "local", "-", 100)})' if n else ''
                 print(f'  Himeno at {low}% local <= 2.0 x all-local ({t}): '
-                      f'{r:.2f} x -> {"met" if r <= 2.0 else "NOT met"}')
+                      f'{r:.2f} x -> {"met" if r <= 2.0 else "NOT met"}{n}')
         r = rel.get(('himeno', 'tcp-stored', low))
         if r:
             print(f'  (for comparison, tcp with same_filled=N: {r:.2f} x)')
