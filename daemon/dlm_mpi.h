@@ -39,6 +39,20 @@ enum dlm_mpi_proto {
 	DLM_MPI_CS,
 };
 
+/*
+ * How a memory server rank waits while a payload moves (--mpi-server-wait):
+ * in the MPI library's blocking call, which polls (POLL), or testing a
+ * nonblocking one and sleeping between tests (SLEEP), leaving the CPU to
+ * rank 0's copy when ranks outnumber cores.  AUTO: POLL under Open MPI
+ * (its shared-memory rendezvous needs the sending rank's progress), SLEEP
+ * under any other MPI.
+ */
+enum dlm_mpi_wait {
+	DLM_MPI_WAIT_AUTO,
+	DLM_MPI_WAIT_POLL,
+	DLM_MPI_WAIT_SLEEP,
+};
+
 /* Thread levels, in MPI's order; DLM_MPI_LEVEL_DEFAULT asks for MULTIPLE. */
 enum dlm_mpi_level {
 	DLM_MPI_SINGLE,
@@ -52,6 +66,7 @@ struct dlm_mpi_info {
 	int rank, size;
 	enum dlm_mpi_level requested, provided;
 	enum dlm_mpi_proto proto;	/* in force */
+	enum dlm_mpi_wait server_wait;	/* in force (set by dlmd) */
 	char library[128];		/* MPI_Get_library_version, 1st line */
 };
 
@@ -60,6 +75,11 @@ int dlm_mpi_parse_proto(const char *s);
 int dlm_mpi_parse_level(const char *s);
 const char *dlm_mpi_proto_name(enum dlm_mpi_proto p);
 const char *dlm_mpi_level_name(enum dlm_mpi_level l);
+int dlm_mpi_parse_wait(const char *s);
+const char *dlm_mpi_wait_name(enum dlm_mpi_wait w);
+/* The wait in force for W under LIBRARY (MPI_Get_library_version). */
+enum dlm_mpi_wait dlm_mpi_resolve_wait(enum dlm_mpi_wait w,
+				       const char *library);
 
 /*
  * MPI_Init_thread and the protocol choice.  0, or -1 with ERR naming the

@@ -50,6 +50,7 @@ struct options {
 	unsigned int replicas;		/* 1, or 2: servers mirrored in pairs */
 	int mpi_proto;			/* enum dlm_mpi_proto */
 	int mpi_level;			/* enum dlm_mpi_level */
+	int mpi_wait;			/* enum dlm_mpi_wait */
 	int mpi_opts;			/* an --mpi-* option was given */
 	const char *transport;		/* --transport; NULL: tcp */
 };
@@ -172,6 +173,11 @@ static void usage(FILE *f)
 "      --mpi-thread-level L  the level to ask MPI_Init_thread for: single,\n"
 "                            funneled, serialized or multiple (default: what\n"
 "                            the protocol needs; multiple for auto)\n"
+"      --mpi-server-wait W   how memory server ranks wait while a page moves:\n"
+"                            poll (in MPI's blocking calls), sleep (test and\n"
+"                            sleep up to 50 us: frees the CPU where ranks\n"
+"                            outnumber cores) or auto (default): poll under\n"
+"                            Open MPI, sleep under MPICH\n"
 "A rank that dies or a server that does not answer within --io-timeout\n"
 "ends the MPI job (MPI cannot lose a rank): the kernel then fails the\n"
 "outstanding requests, the programs get SIGBUS.\n"
@@ -232,7 +238,7 @@ static unsigned int kernel_timeout_ms(void)
 static int parse_options(int argc, char **argv)
 {
 	enum { O_LOG = 256, O_STATS_FILE, O_STATS_INT, O_IO_TIMEOUT,
-	       O_NO_KEEP, O_MPI_PROTO, O_MPI_LEVEL, O_REPLICAS };
+	       O_NO_KEEP, O_MPI_PROTO, O_MPI_LEVEL, O_MPI_WAIT, O_REPLICAS };
 	static const struct option opts[] = {
 		{ "memfile", required_argument, NULL, 'f' },
 		{ "log-level", required_argument, NULL, O_LOG },
@@ -244,6 +250,7 @@ static int parse_options(int argc, char **argv)
 		{ "transport", required_argument, NULL, 't' },
 		{ "mpi-protocol", required_argument, NULL, O_MPI_PROTO },
 		{ "mpi-thread-level", required_argument, NULL, O_MPI_LEVEL },
+		{ "mpi-server-wait", required_argument, NULL, O_MPI_WAIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -317,6 +324,15 @@ static int parse_options(int argc, char **argv)
 			g.opt.mpi_level = dlm_mpi_parse_level(optarg);
 			if (g.opt.mpi_level < 0) {
 				fprintf(stderr, "dlmd: --mpi-thread-level '%s': use single, funneled, serialized or multiple\n",
+					optarg);
+				return 2;
+			}
+			g.opt.mpi_opts = 1;
+			break;
+		case O_MPI_WAIT:
+			g.opt.mpi_wait = dlm_mpi_parse_wait(optarg);
+			if (g.opt.mpi_wait < 0) {
+				fprintf(stderr, "dlmd: --mpi-server-wait '%s': use auto, poll or sleep\n",
 					optarg);
 				return 2;
 			}
@@ -756,6 +772,7 @@ static int start_mpi(int *argc, char ***argv)
 		fprintf(stderr, "dlmd: %s\n", err);
 		return 1;
 	}
+	g.mpi.server_wait = dlm_mpi_resolve_wait(g.opt.mpi_wait, g.mpi.library);
 	if (g.mpi.rank) {
 		sigset_t set;
 
@@ -768,11 +785,12 @@ static int start_mpi(int *argc, char ***argv)
 		log_set_prog(prog);
 		exit(dlm_mpi_server_main(&g.mpi));
 	}
-	log_info("MPI job", "library=\"%s\" ranks=%d thread_level_requested=%s thread_level_provided=%s protocol=%s",
+	log_info("MPI job", "library=\"%s\" ranks=%d thread_level_requested=%s thread_level_provided=%s protocol=%s server_wait=%s",
 		 g.mpi.library, g.mpi.size,
 		 dlm_mpi_level_name(g.mpi.requested),
 		 dlm_mpi_level_name(g.mpi.provided),
-		 dlm_mpi_proto_name(g.mpi.proto));
+		 dlm_mpi_proto_name(g.mpi.proto),
+		 dlm_mpi_wait_name(g.mpi.server_wait));
 	g.tops = &transport_mpi;
 	return 0;
 }

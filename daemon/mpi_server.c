@@ -5,7 +5,8 @@
  * The loop waits for a header from rank 0 (politely: an idle memory
  * server sleeps instead of spinning in MPI), serves it and waits for the
  * next.  Data moves between the MPI library and the server's memory with
- * no staging copy.  The memory is anonymous and reserved lazily, like
+ * no staging copy; while it moves, the rank polls in MPI's blocking calls
+ * or tests and sleeps (--mpi-server-wait, dlm_mpi.h).  The memory is anonymous and reserved lazily, like
  * dlm-memserver's: a page costs RAM once written.
  */
 #include <errno.h>
@@ -20,16 +21,42 @@
 #include "wire.h"
 
 #define IDLE_SLEEP_MAX_US	1000
+#define XFER_SLEEP_MAX_US	50	/* --mpi-server-wait sleep */
 
 struct server {
+	int sleep;		/* DLM_MPI_WAIT_SLEEP in force */
 	uint8_t *mem;
 	uint64_t size;
 	uint64_t reads, writes, refused, bytes_in, bytes_out;
 };
 
-static int send_tag(const void *buf, int len, int tag)
+/* Send or receive a payload to or from rank 0, waiting as configured. */
+static int send_tag(const struct server *s, const void *buf, int len,
+		    int tag)
 {
-	return MPI_Send(buf, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
+	MPI_Request req;
+	int r;
+
+	if (!s->sleep)
+		return MPI_Send(buf, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
+	r = MPI_Isend(buf, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &req);
+	if (r != MPI_SUCCESS)
+		return r;
+	return mpi_wait_polite(&req, MPI_STATUS_IGNORE, XFER_SLEEP_MAX_US);
+}
+
+static int recv_tag(const struct server *s, void *buf, int len, int tag)
+{
+	MPI_Request req;
+	int r;
+
+	if (!s->sleep)
+		return MPI_Recv(buf, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD,
+				MPI_STATUS_IGNORE);
+	r = MPI_Irecv(buf, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &req);
+	if (r != MPI_SUCCESS)
+		return r;
+	return mpi_wait_polite(&req, MPI_STATUS_IGNORE, XFER_SLEEP_MAX_US);
 }
 
 static int hello(struct server *s, const struct wire_hdr *h, int tag)
@@ -54,7 +81,7 @@ static int hello(struct server *s, const struct wire_hdr *h, int tag)
 	}
 	w.size = s->size;
 	wire_hello_encode(payload, &w);
-	return send_tag(payload, sizeof(payload), tag);
+	return send_tag(s, payload, sizeof(payload), tag);
 }
 
 static int read_one(struct server *s, const struct wire_hdr *h, int tag)
@@ -65,11 +92,11 @@ static int read_one(struct server *s, const struct wire_hdr *h, int tag)
 		s->refused++;
 		log_warn("refused a read", "offset=%" PRIu64 " len=%u status=\"%s\"",
 			 h->offset, h->len, wire_status_str(st));
-		return send_tag(NULL, 0, tag);
+		return send_tag(s, NULL, 0, tag);
 	}
 	s->reads++;
 	s->bytes_out += h->len;
-	return send_tag(s->mem + h->offset, (int)h->len, tag);
+	return send_tag(s, s->mem + h->offset, (int)h->len, tag);
 }
 
 static int write_one(struct server *s, const struct wire_hdr *h, int tag)
@@ -82,8 +109,7 @@ static int write_one(struct server *s, const struct wire_hdr *h, int tag)
 	int r, count;
 
 	if (st == WIRE_OK && s->mem) {
-		r = MPI_Recv(s->mem + h->offset, (int)h->len, MPI_BYTE, 0, tag,
-			     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		r = recv_tag(s, s->mem + h->offset, (int)h->len, tag);
 		s->writes++;
 		s->bytes_in += h->len;
 	} else {
@@ -113,13 +139,16 @@ static int write_one(struct server *s, const struct wire_hdr *h, int tag)
 int dlm_mpi_server_main(const struct dlm_mpi_info *info)
 {
 	uint8_t buf[WIRE_HDR_SIZE];
-	struct server s = { 0 };
+	struct server s = {
+		.sleep = info->server_wait == DLM_MPI_WAIT_SLEEP,
+	};
 	struct wire_hdr h;
 	MPI_Request req;
 	char estr[MPI_MAX_ERROR_STRING];
 	int r, elen, tag, code = 0;
 
-	log_debug("memory server rank up", "rank=%d", info->rank);
+	log_debug("memory server rank up", "rank=%d server_wait=%s",
+		  info->rank, dlm_mpi_wait_name(info->server_wait));
 	for (;;) {
 		r = MPI_Irecv(buf, sizeof(buf), MPI_BYTE, 0, MPI_TAG_HDR,
 			      MPI_COMM_WORLD, &req);

@@ -11,7 +11,7 @@ set -uo pipefail
 need "$bin/dlmd"
 dlmd=$bin/dlmd
 echo "TAP version 13"
-echo "1..17"
+echo "1..18"
 
 # expect DESC STATUS PATTERN ARGS...: dlmd ARGS exits STATUS and its
 # stderr (or stdout for status 0) matches the glob PATTERN.
@@ -53,6 +53,9 @@ expect "bad --mpi-protocol: usage error" 2 \
 expect "bad --mpi-thread-level: usage error" 2 \
 	"dlmd: --mpi-thread-level 'many': use single, funneled*" \
 	--mpi-thread-level many -f x
+expect "bad --mpi-server-wait: usage error" 2 \
+	"dlmd: --mpi-server-wait 'spin': use auto, poll or sleep*" \
+	--mpi-server-wait spin -f x
 expect "--mpi-* without mpirun: usage error naming mpirun" 2 \
 	"dlmd: --mpi-* options need an MPI launch: mpirun -np N dlmd*" \
 	--mpi-protocol as2 -f x

@@ -10,7 +10,9 @@
 # For each MPI: the thread level picks the protocol (multiple -> as1,
 # funneled -> as2, single -> cs) and each protocol moves pages intact
 # (dlm_rw writes and checks every word, 1 MB and 64 KB pages, two threads,
-# random order); a protocol the level does not allow, and a memfile that
+# random order), and so with the memory server ranks' other way to wait
+# (--mpi-server-wait: auto polls under Open MPI and sleeps under MPICH;
+# each runs the other too); a protocol the level does not allow, and a memfile that
 # does not match the ranks, are refused with the fix named; SIGTERM to
 # rank 0 ends the whole job cleanly; a memory server rank killed, or
 # stopped, under load ends the job and the program within a bound (SIGBUS
@@ -46,7 +48,7 @@ if [[ ! -d /sys/module/dlmem ]] && ! insmod "$ko"; then
 	echo "Bail out! cannot load $ko"
 	exit 1
 fi
-echo "1..$((13 * ${#impls[@]}))"
+echo "1..$((15 * ${#impls[@]}))"
 
 # Open MPI refuses root without the flag and binds ranks to cores (three
 # ranks on two vCPUs need --oversubscribe; dlmd's threads must not be
@@ -174,6 +176,24 @@ for impl in "${impls[@]}"; do
 	rwcheck "$impl-rand" "$impl auto: 16 MB, 64 KB pages, random, 2 threads, clock" \
 		-t 16 -b 1024 -p 64 -a random -j 2 -P clock
 	stop_job "$impl" "$impl-auto"
+	want=sleep other=poll
+	[[ $impl == openmpi ]] && want=poll other=sleep
+	if grep -q "server_wait=$want" "$tmp/$impl-auto.log"; then
+		ok "$impl: memory server ranks $want by default (--mpi-server-wait auto)"
+	else
+		notok "$impl: memory server ranks $want by default"
+		diag "$tmp/$impl-auto.log"
+	fi
+	if start_job "$impl" "$impl-$other" "$tmp/memfile" --mpi-server-wait "$other" &&
+	   grep -q "server_wait=$other" "$tmp/$impl-$other.log"; then
+		rwcheck "$impl-$other-rw" "$impl --mpi-server-wait $other: 16 MB, 64 KB pages, random, 2 threads" \
+			-t 16 -b 1024 -p 64 -a random -j 2
+	else
+		notok "$impl --mpi-server-wait $other: no job to move data through"
+		diag "$tmp/$impl-$other.log"
+	fi
+	kill -TERM "$RANK0" 2>/dev/null
+	wait_job 60
 
 	for lp in funneled:as2 single:cs; do
 		if proto_job "$impl" "$impl-${lp%:*}" "${lp%:*}" "${lp#*:}"; then
