@@ -192,10 +192,13 @@ int main(int argc, char **argv)
 
 	/*
 	 * Read lanes: a small READ right behind an 8 MB one goes on the
-	 * other read lane.  On one connection it would be answered after it.
+	 * other read lane.  On one connection it would be answered after it,
+	 * every time; on two it is answered first unless the threads that
+	 * serve it are not scheduled while the 8 MB copy runs, which a loaded
+	 * machine with two CPUs does now and then: most of 8 must be first.
 	 */
 	bad = 0;
-	for (k = 0; k < 4; k++) {
+	for (k = 0; k < 8; k++) {
 		atomic_store(&completions, 0);
 		submit(0, XFER_READ, 8 * MiB, 8 * MiB, w);
 		submit(1, XFER_READ, 0, 4 * KiB, rd);
@@ -208,8 +211,8 @@ int main(int argc, char **argv)
 		fill(want, MiB, (unsigned int)i + 3000);
 		ok = !memcmp(w + (uint64_t)i * MiB, want, MiB);
 	}
-	tap_ok(!bad && ok,
-	       "a 4 KB READ behind an 8 MB READ completes first (%d of 4 not), the 8 MB intact",
+	tap_ok(bad <= 3 && ok,
+	       "a 4 KB READ behind an 8 MB READ completes first, most times (%d of 8 not; one lane: 8), the 8 MB intact",
 	       bad);
 
 	/* stop() with transfers queued on both lanes. */
