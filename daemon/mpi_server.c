@@ -6,8 +6,9 @@
  * server sleeps instead of spinning in MPI), serves it and waits for the
  * next.  Data moves between the MPI library and the server's memory with
  * no staging copy; while it moves, the rank polls in MPI's blocking calls
- * or tests and sleeps (--mpi-server-wait, dlm_mpi.h).  The memory is anonymous and reserved lazily, like
- * dlm-memserver's: a page costs RAM once written.
+ * or tests and sleeps (--mpi-server-wait, dlm_mpi.h).  The memory is
+ * anonymous and reserved lazily, like dlm-memserver's: a page costs RAM
+ * once written.
  */
 #include <errno.h>
 #include <inttypes.h>
