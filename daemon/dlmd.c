@@ -235,6 +235,25 @@ static unsigned int kernel_timeout_ms(void)
 	return v;
 }
 
+/*
+ * --mpi-NAME ARG through PARSE into *OUT; -1 with a usage message naming
+ * CHOICES if ARG is none of them.
+ */
+static int mpi_opt(int (*parse)(const char *), const char *name,
+		   const char *arg, const char *choices, int *out)
+{
+	int v = parse(arg);
+
+	if (v < 0) {
+		fprintf(stderr, "dlmd: --mpi-%s '%s': use %s\n", name, arg,
+			choices);
+		return -1;
+	}
+	*out = v;
+	g.opt.mpi_opts = 1;
+	return 0;
+}
+
 static int parse_options(int argc, char **argv)
 {
 	enum { O_LOG = 256, O_STATS_FILE, O_STATS_INT, O_IO_TIMEOUT,
@@ -312,31 +331,20 @@ static int parse_options(int argc, char **argv)
 			g.opt.transport = optarg;
 			break;
 		case O_MPI_PROTO:
-			g.opt.mpi_proto = dlm_mpi_parse_proto(optarg);
-			if (g.opt.mpi_proto < 0) {
-				fprintf(stderr, "dlmd: --mpi-protocol '%s': use auto, as1, as2 or cs\n",
-					optarg);
+			if (mpi_opt(dlm_mpi_parse_proto, "protocol", optarg,
+				    "auto, as1, as2 or cs", &g.opt.mpi_proto))
 				return 2;
-			}
-			g.opt.mpi_opts = 1;
 			break;
 		case O_MPI_LEVEL:
-			g.opt.mpi_level = dlm_mpi_parse_level(optarg);
-			if (g.opt.mpi_level < 0) {
-				fprintf(stderr, "dlmd: --mpi-thread-level '%s': use single, funneled, serialized or multiple\n",
-					optarg);
+			if (mpi_opt(dlm_mpi_parse_level, "thread-level", optarg,
+				    "single, funneled, serialized or multiple",
+				    &g.opt.mpi_level))
 				return 2;
-			}
-			g.opt.mpi_opts = 1;
 			break;
 		case O_MPI_WAIT:
-			g.opt.mpi_wait = dlm_mpi_parse_wait(optarg);
-			if (g.opt.mpi_wait < 0) {
-				fprintf(stderr, "dlmd: --mpi-server-wait '%s': use auto, poll or sleep\n",
-					optarg);
+			if (mpi_opt(dlm_mpi_parse_wait, "server-wait", optarg,
+				    "auto, poll or sleep", &g.opt.mpi_wait))
 				return 2;
-			}
-			g.opt.mpi_opts = 1;
 			break;
 		case 'h':
 			usage(stdout);

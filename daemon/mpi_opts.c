@@ -23,24 +23,25 @@ static const char *const wait_names[] = {
 	[DLM_MPI_WAIT_SLEEP] = "sleep",
 };
 
-int dlm_mpi_parse_proto(const char *s)
+/* The index of S among the first N of NAMES, or -1. */
+static int lookup(const char *const *names, unsigned int n, const char *s)
 {
 	unsigned int i;
 
-	for (i = 0; i < sizeof(proto_names) / sizeof(proto_names[0]); i++)
-		if (!strcmp(s, proto_names[i]))
+	for (i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
 			return (int)i;
 	return -1;
 }
 
+int dlm_mpi_parse_proto(const char *s)
+{
+	return lookup(proto_names, DLM_MPI_CS + 1, s);
+}
+
 int dlm_mpi_parse_level(const char *s)
 {
-	unsigned int i;
-
-	for (i = 0; i <= DLM_MPI_MULTIPLE; i++)
-		if (!strcmp(s, level_names[i]))
-			return (int)i;
-	return -1;
+	return lookup(level_names, DLM_MPI_MULTIPLE + 1, s);
 }
 
 const char *dlm_mpi_proto_name(enum dlm_mpi_proto p)
@@ -55,12 +56,7 @@ const char *dlm_mpi_level_name(enum dlm_mpi_level l)
 
 int dlm_mpi_parse_wait(const char *s)
 {
-	unsigned int i;
-
-	for (i = 0; i < sizeof(wait_names) / sizeof(wait_names[0]); i++)
-		if (!strcmp(s, wait_names[i]))
-			return (int)i;
-	return -1;
+	return lookup(wait_names, DLM_MPI_WAIT_SLEEP + 1, s);
 }
 
 const char *dlm_mpi_wait_name(enum dlm_mpi_wait w)
