@@ -12,11 +12,12 @@
 # (dlm_rw writes and checks every word, 1 MB and 64 KB pages, two threads,
 # random order), and so with the memory server ranks' other way to wait
 # (--mpi-server-wait: auto polls under Open MPI and sleeps under MPICH;
-# each runs the other too); a protocol the level does not allow, and a memfile that
-# does not match the ranks, are refused with the fix named; SIGTERM to
-# rank 0 ends the whole job cleanly; a memory server rank killed, or
-# stopped, under load ends the job and the program within a bound (SIGBUS
-# or EIO, never a hang), and the kernel is left with no daemon.  TAP.
+# each runs the other too); a protocol the level does not allow, and a
+# memfile that does not match the ranks, are refused with the fix named;
+# SIGTERM to rank 0 ends the whole job cleanly; a memory server rank
+# killed, or stopped, under load ends the job and the program within a
+# bound (SIGBUS or EIO, never a hang), and the kernel is left with no
+# daemon.  TAP.
 set -uo pipefail
 # shellcheck source=selftests/daemon/lib.sh
 . "$(dirname "$0")/../daemon/lib.sh"
