@@ -111,10 +111,10 @@ def main():
                     best = r if best is None else min(best, r)
                 cells.append('%18s' % (f'{v:.1f} ({r:.2f})' if r else '-'))
             print('%-9s' % t + ''.join(cells))
-            ns = [f'{x} {spread("stream", t, f"kernel-{x}", low)}'
-                  for x in protos if spread('stream', t, f'kernel-{x}', low)]
+            ns = [(x, spread('stream', t, f'kernel-{x}', low)) for x in protos]
+            ns = ', '.join(f'{x} {n}' for x, n in ns if n)
             if ns:
-                print('%-9s' % '' + '  (medians of ' + ', '.join(ns) + ')')
+                print('%-9s' % '' + f'  (medians of {ns})')
         print(f'\ndlmd MPI protocols at {low}% local: triad MB/s, Himeno '
               'MFLOPS (time relative to cs)')
         print('%-9s' % 'MPI' + ''.join('%24s' % p for p in ('as1', 'as2', 'cs')))
@@ -154,8 +154,9 @@ def main():
             r = rel.get(('himeno', t, low))
             if r:
                 n = spread('himeno', t, 'default', low)
-                n = f' (medians: {n} MFLOPS; all-local ' \
-                    f'{spread("himeno", "local", "-", 100)})' if n else ''
+                if n:
+                    n = (f' (medians: {n} MFLOPS; all-local '
+                         f'{spread("himeno", "local", "-", 100)})')
                 print(f'  Himeno at {low}% local <= 2.0 x all-local ({t}): '
                       f'{r:.2f} x -> {"met" if r <= 2.0 else "NOT met"}{n}')
         r = rel.get(('himeno', 'tcp-stored', low))
