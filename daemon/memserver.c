@@ -201,7 +201,10 @@ static int serve_one(struct client *c, const struct wire_hdr *h)
 		}
 		/*
 		 * Straight from the memory, lent to the socket: the client
-		 * writes these bytes again only after it has received them.
+		 * writes these bytes again only after it has received them
+		 * (a /dev/dlm page is written back only once fetched; a
+		 * /dev/dlmbN WRITE waits for overlapping READs in the
+		 * kernel, kmod/blk_order.c).
 		 */
 		r = reply_lent(c, h, srv.mem + h->offset, h->len);
 		if (!r)

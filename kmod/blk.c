@@ -8,9 +8,10 @@
  * 0) and whose pool region holds one bounce buffer of DLM_BLK_IO_MAX bytes
  * per tag, then the read-ahead windows (blk_ra.c).  A request is copied
  * into its bounce buffer (writes), sent to the daemon as one READ, WRITE
- * or DISCARD of whole pages, and copied out (reads) when the daemon
- * completes it; a read that a read-ahead window holds is copied out of
- * the window instead.  queue_rq sleeps (netlink, memory allocation),
+ * or DISCARD of whole pages, once no overlapping request it must not
+ * overtake is in flight (blk_order.c), and copied out (reads) when the
+ * daemon completes it; a read that a read-ahead window holds is copied
+ * out of the window instead.  queue_rq sleeps (netlink, memory allocation),
  * hence BLK_MQ_F_BLOCKING.
  *
  * Failures: a request unanswered for request_timeout_ms declares the
@@ -134,6 +135,9 @@ static blk_status_t dlm_blk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 	if (op == DLM_NL_OP_READ && dlm_blk_ra_read(b, rq))
 		return BLK_STS_OK;
+	/* After every overlapping request it must not overtake. */
+	dlm_blk_order_begin(b, &cmd->range, dpn, blk_rq_bytes(rq) >> PAGE_SHIFT,
+			    op != DLM_NL_OP_READ);
 	if (op != DLM_NL_OP_READ)
 		dlm_blk_ra_invalidate(b, rq);
 	if (op == DLM_NL_OP_WRITE)
@@ -145,8 +149,10 @@ static blk_status_t dlm_blk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	req = dlm_req_send_io(op, b->sp, dpn, slot, blk_rq_bytes(rq),
 			      &cmd->io);
 	memalloc_noio_restore(noio);
-	if (IS_ERR(req))
+	if (IS_ERR(req)) {
+		dlm_blk_order_end(b, &cmd->range);
 		return errno_to_blk_status(PTR_ERR(req));
+	}
 	dlm_req_put(req);	/* its completion finds the request by @cmd */
 	return BLK_STS_OK;
 }
@@ -165,10 +171,12 @@ static void dlm_blk_cmd_done(struct dlm_blk_io *io, int status)
 {
 	struct dlm_blk_cmd *cmd = container_of(io, struct dlm_blk_cmd, io);
 	struct request *rq = blk_mq_rq_from_pdu(cmd);
+	struct dlm_blk *b = rq->q->queuedata;
 
 	/* A window fetched while this was in flight may predate it. */
 	if (req_op(rq) != REQ_OP_READ)
-		dlm_blk_ra_invalidate(rq->q->queuedata, rq);
+		dlm_blk_ra_invalidate(b, rq);
+	dlm_blk_order_end(b, &cmd->range);
 	cmd->status = status ? BLK_STS_IOERR : BLK_STS_OK;
 	blk_mq_complete_request(rq);
 }
@@ -181,6 +189,7 @@ static int dlm_blk_init_request(struct blk_mq_tag_set *set,
 
 	cmd->io.done = dlm_blk_cmd_done;
 	INIT_LIST_HEAD(&cmd->ra_node);
+	INIT_LIST_HEAD(&cmd->range.node);
 	return 0;
 }
 
@@ -325,6 +334,7 @@ static int dlm_blk_create(struct dlm_blk_add *a)
 	b->depth = a->queue_depth ?: DLM_BLK_DEPTH_DEFAULT;
 	b->queues = queues;
 	b->ra_pages = dlm_blk_ra_window_pages();
+	dlm_blk_order_init(b);
 
 	mutex_lock(&dlm_blk_lock);
 	ret = idr_alloc(&dlm_blk_idr, b, 0, DLM_BLK_MINORS, GFP_KERNEL);

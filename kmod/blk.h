@@ -10,6 +10,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 
 #include "dlmem.h"
 
@@ -25,6 +26,21 @@ struct dlm_blk_io {
 	void (*done)(struct dlm_blk_io *io, int status);
 };
 
+/**
+ * struct dlm_blk_range - a request's place in its device's overlap order
+ * (blk_order.c), from just before it is sent until the daemon answers it.
+ * @node: in dlm_blk.order, in arrival order.
+ * @start: first device page.
+ * @end: page after the last.
+ * @write: it changes the pages (WRITE, DISCARD).
+ */
+struct dlm_blk_range {
+	struct list_head node;
+	u64 start;
+	u64 end;
+	bool write;
+};
+
 enum dlm_blk_ra_state {
 	DLM_BLK_RA_FREE,	/* holds nothing */
 	DLM_BLK_RA_FETCHING,	/* its READ is with the daemon */
@@ -35,6 +51,7 @@ enum dlm_blk_ra_state {
  * struct dlm_blk_ra - one read-ahead window: pool pages holding a run of
  * the device's pages fetched ahead of the reads that want them.
  * @io: completes the window's READ.
+ * @range: the READ's place in the overlap order while in flight.
  * @b: the device.
  * @slot: first pool page (relative to the block space's region).
  * @start: first device page held.
@@ -49,6 +66,7 @@ enum dlm_blk_ra_state {
  */
 struct dlm_blk_ra {
 	struct dlm_blk_io io;
+	struct dlm_blk_range range;
 	struct dlm_blk *b;
 	unsigned long slot;
 	u64 start;
@@ -81,6 +99,10 @@ struct dlm_blk_ra {
  * @ra_waits: reads served from a window still being fetched.
  * @ra_invalidated: windows made stale by a write or discard.
  * @ra_unused: windows reused without having served a read.
+ * @order_lock: @order, @order_waits (taken from softirq completion).
+ * @order: requests about to be sent or with the daemon, in arrival order.
+ * @order_wait: requests waiting for an earlier overlapping one.
+ * @order_waits: requests that had to wait.
  */
 struct dlm_blk {
 	struct kref ref;
@@ -102,17 +124,24 @@ struct dlm_blk {
 	u64 ra_waits;
 	u64 ra_invalidated;
 	u64 ra_unused;
+
+	spinlock_t order_lock;		/* order, order_waits */
+	struct list_head order;
+	wait_queue_head_t order_wait;
+	u64 order_waits;
 };
 
 /**
  * struct dlm_blk_cmd - per-request data.
  * @io: completes the request's own READ, WRITE or DISCARD.
+ * @range: that READ's, WRITE's or DISCARD's place in the overlap order.
  * @status: how it ended.
  * @ra: the window this read is served from, or NULL.
  * @ra_node: in @ra's waiters while its READ is in flight.
  */
 struct dlm_blk_cmd {
 	struct dlm_blk_io io;
+	struct dlm_blk_range range;
 	blk_status_t status;
 	struct dlm_blk_ra *ra;
 	struct list_head ra_node;
@@ -122,6 +151,13 @@ struct dlm_blk_cmd {
 void dlm_blk_copy(struct dlm_blk *b, struct request *rq, unsigned long slot,
 		  bool to_pool);
 void dlm_blk_put(struct dlm_blk *b);
+
+/* blk_order.c */
+void dlm_blk_order_init(struct dlm_blk *b);
+void dlm_blk_order_begin(struct dlm_blk *b, struct dlm_blk_range *r,
+			 u64 start, u64 n, bool write);
+void dlm_blk_order_end(struct dlm_blk *b, struct dlm_blk_range *r);
+extern struct device_attribute dev_attr_order_waits;
 
 /* blk_ra.c */
 extern unsigned int dlm_blk_readahead_kb;

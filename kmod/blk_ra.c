@@ -67,6 +67,7 @@ void dlm_blk_ra_init(struct dlm_blk *b, unsigned long first_slot)
 		w->b = b;
 		w->slot = first_slot + (unsigned long)i * b->ra_pages;
 		INIT_LIST_HEAD(&w->waiters);
+		INIT_LIST_HEAD(&w->range.node);
 	}
 }
 
@@ -155,6 +156,7 @@ static void dlm_blk_ra_finish(struct dlm_blk_ra *w, int status, bool requeue)
 	struct dlm_blk_cmd *cmd, *tmp;
 	LIST_HEAD(waiters);
 
+	dlm_blk_order_end(b, &w->range);
 	spin_lock_bh(&b->ra_lock);
 	list_splice_init(&w->waiters, &waiters);
 	if (status)
@@ -193,6 +195,7 @@ static void dlm_blk_ra_send(struct dlm_blk *b, struct dlm_blk_ra *w)
 	struct dlm_req *req;
 	unsigned int noio;
 
+	dlm_blk_order_begin(b, &w->range, w->start, w->pages, false);
 	/* Under swap-in: no allocation may recurse into block I/O. */
 	noio = memalloc_noio_save();
 	req = dlm_req_send_io(DLM_NL_OP_READ, b->sp, w->start, w->slot,
@@ -328,6 +331,7 @@ static DEVICE_ATTR_RO(ra_stat);
 static struct attribute *dlm_blk_attrs[] = {
 	&dev_attr_readahead_kb.attr,
 	&dev_attr_ra_stat.attr,
+	&dev_attr_order_waits.attr,
 	NULL,
 };
 

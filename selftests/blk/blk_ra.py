@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""blk_ra.py DEV CHECK - the read-ahead windows of /dev/dlmbN (kmod/blk_ra.c).
+"""blk_ra.py DEV CHECK - the read-ahead windows of /dev/dlmbN (kmod/blk_ra.c)
+and the order of overlapping requests (kmod/blk_order.c).
 
 Every 4 KB block written here holds (block number, generation) repeated, so
 a read shows which write it returns.  All I/O is O_DIRECT, so every read
@@ -15,6 +16,10 @@ reaches the device.  CHECK is one of:
          region sequentially: every block a read returns is at least as
          new as the last write completed before the read was issued, and
          no newer than the last one issued before the read returned.
+  overlap  one thread rewrites the same 16 KB while another reads it
+         (kmod/blk_order.c): every block read is whole (one write's data,
+         never torn between two) and fresh as in race, and some requests
+         waited for an overlapping one (order_waits).
 
 Prints one summary line; exit status 0 if the check passed, 1 if not.
 """
@@ -205,12 +210,82 @@ def check_race(dev, seconds=10.0):
     return s["invalidated"] > 0 and s["hits"] + s["waits"] > 0, msg
 
 
+def order_waits(dev):
+    name = os.path.basename(os.path.realpath(dev))
+    with open(f"/sys/block/{name}/dlmb/order_waits") as f:
+        return int(f.read())
+
+
+def check_overlap(dev, seconds=10.0):
+    n = 4
+    base = 4096			# clear of the other checks' blocks
+    d = Dev(dev)
+    fill(d, base, n, 1)
+    issued = [1]			# last generation whose write was issued
+    done = [1]			# ... whose write completed
+    lock = threading.Lock()
+    stop = threading.Event()
+    errors = []
+    counts = {"writes": 0, "reads": 0}
+    w0 = order_waits(dev)
+
+    def writer():
+        w = Dev(dev)
+        gen = 1
+        while not stop.is_set():
+            gen += 1
+            with lock:
+                issued[0] = gen
+            w.write(base, [gen] * n)
+            with lock:
+                done[0] = gen
+                counts["writes"] += 1
+
+    def reader():
+        r = Dev(dev)
+        while not stop.is_set():
+            with lock:
+                lo = done[0]
+            try:
+                got = r.read(base, n)
+            except (OSError, ValueError) as e:
+                errors.append(f"{e} (read {counts['reads'] + 1})")
+                return
+            with lock:
+                hi = issued[0]
+                counts["reads"] += 1
+            for i in range(n):
+                if not lo <= got[i] <= hi:
+                    errors.append(f"block {base + i}: read gen {got[i]}, "
+                                  f"want {lo}..{hi}")
+                    return
+
+    threads = [threading.Thread(target=writer),
+               threading.Thread(target=reader)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not errors:
+        time.sleep(0.1)
+    stop.set()
+    for t in threads:
+        t.join()
+    if errors:
+        return False, errors[0]
+    waits = order_waits(dev) - w0
+    msg = (f"{counts['reads']} reads of 16 KB against {counts['writes']} "
+           f"writes of them, every block whole and fresh; {waits} requests "
+           f"waited for an overlapping one")
+    return waits > 0, msg
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in ("seq", "write", "race"):
+    if len(sys.argv) != 3 or sys.argv[2] not in ("seq", "write", "race",
+                                                  "overlap"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     check = {"seq": check_seq, "write": check_write,
-             "race": check_race}[sys.argv[2]]
+             "race": check_race, "overlap": check_overlap}[sys.argv[2]]
     try:
         passed, msg = check(sys.argv[1])
     except (OSError, ValueError) as e:
