@@ -20,8 +20,9 @@
  * conflicts with is left, so conflicting requests go in arrival order and
  * a write is not starved by a stream of reads.  The wait is bounded: an
  * entry waits only for earlier ones, the first of which is with the
- * daemon, and a request unanswered for request_timeout_ms declares the
- * daemon gone, which answers every request in flight with an error.
+ * daemon, and the waiting block request's timer runs meanwhile (it was
+ * started), so after request_timeout_ms the daemon is declared gone,
+ * which answers every request in flight with an error.
  *
  * Locking: order_lock (bh: answers may come from softirq) guards the list.
  */

@@ -142,68 +142,91 @@ def check_write(dev):
     return s["invalidated"] >= 60 and s["hits"] + s["waits"] > 0, msg
 
 
+class Race:
+    """Threads writing and reading blocks FIRST.. FIRST+N-1 of DEV, each
+    filled with generation 1 first.  A read fails (the first error kept)
+    unless every block it returns is whole, at least as new as the last
+    write of it completed before the read was issued, and no newer than
+    the last one issued before the read returned."""
+
+    def __init__(self, dev, first, n):
+        self.first = first
+        self.issued = [1] * n		# last generation whose write was issued
+        self.done = [1] * n		# ... whose write completed
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.errors = []
+        self.writes = self.reads = 0
+        fill(Dev(dev), first, n, 1)
+
+    def write(self, w, blk, gen, k=1):
+        """Write generation GEN to K blocks from FIRST+BLK through W."""
+        with self.lock:
+            self.issued[blk:blk + k] = [gen] * k
+        w.write(self.first + blk, [gen] * k)
+        with self.lock:
+            self.done[blk:blk + k] = [gen] * k
+            self.writes += 1
+
+    def read(self, r, blk, k):
+        """Read K blocks from FIRST+BLK through R; False if one is wrong."""
+        with self.lock:
+            lo = self.done[blk:blk + k]
+        try:
+            got = r.read(self.first + blk, k)
+        except (OSError, ValueError) as e:
+            self.errors.append(f"{e} (read {self.reads + 1})")
+            return False
+        with self.lock:
+            hi = self.issued[blk:blk + k]
+            self.reads += 1
+        for i in range(k):
+            if not lo[i] <= got[i] <= hi[i]:
+                self.errors.append(f"block {self.first + blk + i}: read gen "
+                                   f"{got[i]}, want {lo[i]}..{hi[i]}")
+                return False
+        return True
+
+    def run(self, workers, seconds):
+        """Run each (function, args) of WORKERS in a thread for SECONDS,
+        or until a read fails; the first error, or None."""
+        threads = [threading.Thread(target=f, args=a) for f, a in workers]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not self.errors:
+            time.sleep(0.1)
+        self.stop.set()
+        for t in threads:
+            t.join()
+        return self.errors[0] if self.errors else None
+
+
 def check_race(dev, seconds=10.0):
     n = 1024
-    d = Dev(dev)
-    fill(d, 0, n, 1)
-    issued = [1] * n		# last generation whose write was issued
-    done = [1] * n			# ... whose write completed
-    lock = threading.Lock()
-    stop = threading.Event()
-    errors = []
-    counts = {"writes": 0, "reads": 0}
+    race = Race(dev, 0, n)
     s0 = ra_stat(dev)
 
     def writer():
         w = Dev(dev)
         rng = random.Random(11)
         gen = 1
-        while not stop.is_set():
-            blk = rng.randrange(n)
+        while not race.stop.is_set():
             gen += 1
-            with lock:
-                issued[blk] = gen
-            w.write(blk, [gen])
-            with lock:
-                done[blk] = gen
-                counts["writes"] += 1
+            race.write(w, rng.randrange(n), gen)
 
     def reader(start):
         r = Dev(dev)
         b = start
-        while not stop.is_set():
-            with lock:
-                lo = done[b:b + CHUNK]
-            try:
-                got = r.read(b, CHUNK)
-            except (OSError, ValueError) as e:
-                errors.append(str(e))
-                return
-            with lock:
-                hi = issued[b:b + CHUNK]
-                counts["reads"] += 1
-            for i in range(CHUNK):
-                if not lo[i] <= got[i] <= hi[i]:
-                    errors.append(f"block {b + i}: read gen {got[i]}, "
-                                  f"want {lo[i]}..{hi[i]}")
-                    return
+        while not race.stop.is_set() and race.read(r, b, CHUNK):
             b = (b + CHUNK) % n
 
-    threads = [threading.Thread(target=writer),
-               threading.Thread(target=reader, args=(0,)),
-               threading.Thread(target=reader, args=(n // 2,))]
-    for t in threads:
-        t.start()
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and not errors:
-        time.sleep(0.1)
-    stop.set()
-    for t in threads:
-        t.join()
+    err = race.run([(writer, ()), (reader, (0,)), (reader, (n // 2,))],
+                   seconds)
     s = delta(s0, ra_stat(dev))
-    if errors:
-        return False, errors[0]
-    msg = (f"{counts['reads']} reads against {counts['writes']} writes in "
+    if err:
+        return False, err
+    msg = (f"{race.reads} reads against {race.writes} writes in "
            f"{seconds:.0f} s all fresh; windows: {s['fetches']} fetched, "
            f"{s['invalidated']} invalidated, {s['hits'] + s['waits']} "
            f"reads served")
@@ -218,64 +241,28 @@ def order_waits(dev):
 
 def check_overlap(dev, seconds=10.0):
     n = 4
-    base = 4096			# clear of the other checks' blocks
-    d = Dev(dev)
-    fill(d, base, n, 1)
-    issued = [1]			# last generation whose write was issued
-    done = [1]			# ... whose write completed
-    lock = threading.Lock()
-    stop = threading.Event()
-    errors = []
-    counts = {"writes": 0, "reads": 0}
+    race = Race(dev, 4096, n)	# clear of the other checks' blocks
     w0 = order_waits(dev)
 
     def writer():
         w = Dev(dev)
         gen = 1
-        while not stop.is_set():
+        while not race.stop.is_set():
             gen += 1
-            with lock:
-                issued[0] = gen
-            w.write(base, [gen] * n)
-            with lock:
-                done[0] = gen
-                counts["writes"] += 1
+            race.write(w, 0, gen, n)
 
     def reader():
         r = Dev(dev)
-        while not stop.is_set():
-            with lock:
-                lo = done[0]
-            try:
-                got = r.read(base, n)
-            except (OSError, ValueError) as e:
-                errors.append(f"{e} (read {counts['reads'] + 1})")
-                return
-            with lock:
-                hi = issued[0]
-                counts["reads"] += 1
-            for i in range(n):
-                if not lo <= got[i] <= hi:
-                    errors.append(f"block {base + i}: read gen {got[i]}, "
-                                  f"want {lo}..{hi}")
-                    return
+        while not race.stop.is_set() and race.read(r, 0, n):
+            pass
 
-    threads = [threading.Thread(target=writer),
-               threading.Thread(target=reader)]
-    for t in threads:
-        t.start()
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and not errors:
-        time.sleep(0.1)
-    stop.set()
-    for t in threads:
-        t.join()
-    if errors:
-        return False, errors[0]
+    err = race.run([(writer, ()), (reader, ())], seconds)
+    if err:
+        return False, err
     waits = order_waits(dev) - w0
-    msg = (f"{counts['reads']} reads of 16 KB against {counts['writes']} "
-           f"writes of them, every block whole and fresh; {waits} requests "
-           f"waited for an overlapping one")
+    msg = (f"{race.reads} reads of 16 KB against {race.writes} writes of "
+           f"them, every block whole and fresh; {waits} requests waited "
+           f"for an overlapping one")
     return waits > 0, msg
 
 
