@@ -85,7 +85,11 @@ fi
 sed -n '/^ *\(ioctl\|mmap\|read\|write\):/p' "$tmp/dev.log" | head -8 | sed 's/^/# /'
 tail -3 "$tmp/dev.log" | sed 's/^/# /'
 
-if trin nl -P PF_NETLINK -c socket -c sendmsg -c sendto -c recvmsg \
+# Sockets only: trinity 2023.01 (Debian 12) sometimes dies of its own
+# "stack smashing detected" while opening the files it found in /sys and
+# /proc at start-up (fixed upstream in trinity's pull request 55).
+if trin nl -P PF_NETLINK --disable-fds=pipes,perf,epoll,eventfd,pseudo,timerfd,testfile,memfd,drm \
+	-c socket -c sendmsg -c sendto -c recvmsg \
 	-c recvfrom -c setsockopt -c getsockopt -c bind -c close; then
 	ok "trinity ${secs} s on netlink sockets (as nobody)"
 else
