@@ -49,23 +49,28 @@ static bool dlm_blk_conflict(const struct dlm_blk_range *a,
 	       b->start < a->end;
 }
 
-/* May @r, in the list, be sent: is no earlier entry in its way? */
-static bool dlm_blk_order_clear(struct dlm_blk *b, struct dlm_blk_range *r)
+/* Is an earlier entry of @b's order in @r's way?  order_lock held. */
+static bool dlm_blk_order_blocked(struct dlm_blk *b, struct dlm_blk_range *r)
 {
 	struct dlm_blk_range *e;
-	bool clear = true;
 
-	spin_lock_bh(&b->order_lock);
 	list_for_each_entry(e, &b->order, node) {
 		if (e == r)
-			break;
-		if (dlm_blk_conflict(e, r)) {
-			clear = false;
-			break;
-		}
+			return false;
+		if (dlm_blk_conflict(e, r))
+			return true;
 	}
+	return false;
+}
+
+static bool dlm_blk_order_clear(struct dlm_blk *b, struct dlm_blk_range *r)
+{
+	bool blocked;
+
+	spin_lock_bh(&b->order_lock);
+	blocked = dlm_blk_order_blocked(b, r);
 	spin_unlock_bh(&b->order_lock);
-	return clear;
+	return !blocked;
 }
 
 /*
@@ -76,19 +81,19 @@ static bool dlm_blk_order_clear(struct dlm_blk *b, struct dlm_blk_range *r)
 void dlm_blk_order_begin(struct dlm_blk *b, struct dlm_blk_range *r,
 			 u64 start, u64 n, bool write)
 {
+	bool blocked;
+
 	r->start = start;
 	r->end = start + n;
 	r->write = write;
 	spin_lock_bh(&b->order_lock);
 	list_add_tail(&r->node, &b->order);
+	blocked = dlm_blk_order_blocked(b, r);
+	if (blocked)
+		b->order_waits++;
 	spin_unlock_bh(&b->order_lock);
-
-	if (dlm_blk_order_clear(b, r))
-		return;
-	spin_lock_bh(&b->order_lock);
-	b->order_waits++;
-	spin_unlock_bh(&b->order_lock);
-	wait_event(b->order_wait, dlm_blk_order_clear(b, r));
+	if (blocked)
+		wait_event(b->order_wait, dlm_blk_order_clear(b, r));
 }
 
 /* @r was answered (or never sent): the requests behind it may go. */
@@ -97,7 +102,7 @@ void dlm_blk_order_end(struct dlm_blk *b, struct dlm_blk_range *r)
 	spin_lock_bh(&b->order_lock);
 	list_del_init(&r->node);
 	spin_unlock_bh(&b->order_lock);
-	/* The list_del is ordered before the check by the lock's release. */
+	/* Its barrier pairs with the waiter's set_current_state(). */
 	if (wq_has_sleeper(&b->order_wait))
 		wake_up_all(&b->order_wait);
 }
