@@ -138,6 +138,11 @@ static blk_status_t dlm_blk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	/* After every overlapping request it must not overtake. */
 	dlm_blk_order_begin(b, &cmd->range, dpn, blk_rq_bytes(rq) >> PAGE_SHIFT,
 			    op != DLM_NL_OP_READ);
+	/*
+	 * Every window READ that overlaps it and came first is done now, so
+	 * marking the windows stale here is enough: a window whose READ comes
+	 * later is sent after this request completes, and holds its data.
+	 */
 	if (op != DLM_NL_OP_READ)
 		dlm_blk_ra_invalidate(b, rq);
 	if (op == DLM_NL_OP_WRITE)
@@ -173,13 +178,6 @@ static void dlm_blk_cmd_done(struct dlm_blk_io *io, int status)
 	struct request *rq = blk_mq_rq_from_pdu(cmd);
 	struct dlm_blk *b = rq->q->queuedata;
 
-	/*
-	 * Since blk_order.c, no window's READ overlaps this one in flight,
-	 * so the stale marks made at submission already cover it; this
-	 * second pass is a guard that costs a scan of the windows.
-	 */
-	if (req_op(rq) != REQ_OP_READ)
-		dlm_blk_ra_invalidate(b, rq);
 	dlm_blk_order_end(b, &cmd->range);
 	cmd->status = status ? BLK_STS_IOERR : BLK_STS_OK;
 	blk_mq_complete_request(rq);

@@ -13,13 +13,13 @@
  * pages in a window still being fetched waits for that READ rather than
  * sending its own.  Random reads never start a window.
  *
- * Coherence.  A write or discard makes every window it overlaps stale,
- * both when it is submitted and when it completes; a stale window serves
- * no read that arrives after that (the reads already waiting on it are
- * concurrent with the write, so either data is correct for them).  A
- * window's READ reaches the memory server after every write completed
- * before it was sent, so a window never holds data older than the last
- * completed write to its pages.
+ * Coherence.  Overlapping requests are sent in arrival order when one of
+ * them writes (blk_order.c).  A write or discard, once every earlier
+ * request overlapping it is done, makes every window it overlaps stale;
+ * a stale window serves no read that arrives after that (the reads
+ * already waiting on it are concurrent with the write, so either data is
+ * correct for them).  A window whose READ arrives after the write is sent
+ * after the write completes, so it holds the write's data.
  *
  * Locking: ra_lock (bh: completions run in softirq) guards the windows;
  * the copy out of a window runs outside it, the window pinned by @users.
