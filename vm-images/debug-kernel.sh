@@ -34,8 +34,9 @@ DESCRIPTION
     1. the tarball is extracted to $dir/linux-source-6.1
        (KDIR for building dlmem.ko against this kernel), and the fixes in
        vm-images/debug-patches/ are applied: upstream bugs of 6.1 that
-       the selftests hit outside dlmem (today one, a use-after-free
-       KASAN reports in rdma_rxe under the verbs tests);
+       the selftests hit outside dlmem (today two, both in rdma_rxe under
+       the verbs tests: a use-after-free and an out-of-bounds read that
+       KASAN reports);
     2. the config is 'vng --kconfig' (virtme-ng's minimal config: defconfig
        plus what vng needs), or, without vng, 'make defconfig' +
        kvm_guest.config, with the fragment
