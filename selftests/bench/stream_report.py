@@ -126,7 +126,9 @@ def main():
             print(f'# bar at {p}% local: dlm triad / nbd-swap triad = {d / n:.1f} '
                   f'(want >= 8): {"met" if d / n >= 8 else "NOT met"}')
         else:
-            print(f'# bar at {p}% local: nbd swap gave no result (timeout): '
+            why = res.get(('nbd', p), {}).get('status')
+            why = f'its run ended "{why}"' if why else 'nbd not in SYSTEMS'
+            print(f'# bar at {p}% local: no nbd-swap triad, {why}; '
                   f'dlm triad {d:.1f} MB/s')
         if x:
             print(f'# bar at {p}% local: dlm triad / transport read rate = '
