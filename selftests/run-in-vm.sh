@@ -7,9 +7,10 @@
 # For each subsystem directory selftests/NAME/ with a `settings` file, each
 # built program build/selftests/NAME/*_test and each script
 # selftests/NAME/*_test.sh runs under the directory's timeout (times
-# DLM_TIMEOUT_SCALE, default 1); its TAP goes
-# to OUTDIR/NAME/PROGRAM.tap.  MODULE (default kmod/dlmem.ko) is loaded first and must unload
-# cleanly at the end (that is a test too).  DLM_BUILD names the build
+# DLM_TIMEOUT_SCALE, default 1); its TAP goes to OUTDIR/NAME/PROGRAM.tap
+# and its run time to OUTDIR/durations.txt.  MODULE (default
+# kmod/dlmem.ko) is loaded first and must unload cleanly at the end (that
+# is a test too).  DLM_BUILD names the build
 # directory (default: build/ of the repository).  DLM_SELFTESTS, when set,
 # lists the directories to run (e.g. "dlm fmpl"; default: all).
 set -uo pipefail
@@ -22,17 +23,20 @@ export DLM_KO=${2:-$top/kmod/dlmem.ko} DLM_BIN=$DLM_BUILD
 scale=${DLM_TIMEOUT_SCALE:-1}
 [[ $scale =~ ^[1-9][0-9]*$ ]] || { echo "run-in-vm.sh: DLM_TIMEOUT_SCALE='$scale': want a whole number >= 1" >&2; exit 2; }
 mkdir -p "$out"
+rm -f "$out/durations.txt"
 
 if [[ ! -d /sys/module/dlmem ]] && ! insmod "$DLM_KO"; then
 	echo "run-in-vm.sh: cannot load $DLM_KO" >&2
 fi
 
 run_one() {	# run_one TIMEOUT TAPFILE CMD...
-	local t=$1 tap=$2 rc
+	local t=$1 tap=$2 rc start=$SECONDS
 	shift 2
 	echo "# selftests: $*"
 	timeout --kill-after=10 "$t" "$@" >"$tap" 2>&1
 	rc=$?
+	# How long each took, for whoever trims the run's time.
+	printf '%5d s  %s\n' $((SECONDS - start)) "${tap#"$out"/}" >>"$out/durations.txt"
 	if ((rc == 124 || rc == 137)); then
 		echo "not ok - $(basename "$1") timed out after ${t}s" >>"$tap"
 	elif ((rc != 0 && rc != 4)) && ! grep -q '^not ok' "$tap"; then
@@ -68,4 +72,8 @@ done
 	fi
 } >"$out/module-unload.tap"
 cat "$out/module-unload.tap"
+if [[ -s $out/durations.txt ]]; then
+	echo "# seconds per test, slowest first ($out/durations.txt):"
+	sort -rn "$out/durations.txt" | head -n 10 | sed 's/^/#   /'
+fi
 exit 0
