@@ -81,6 +81,9 @@ help:
 	@echo 'make soak         SOAK_MINUTES (30) of mixed DLM work with data checks, memory'
 	@echo '                  servers killed under dlmd --replicas 2, in a VM'
 	@echo 'make install      install dlmem.ko, the uapi headers and the udev rule'
+	@echo 'make install-tools  dlmd, dlm-memserver, awgstard (sbin), dlmctl (bin) and their'
+	@echo '                  manual pages under TOOLS_PREFIX (/usr/local); make man: the pages only'
+	@echo 'make install-libdlm, install-libfmpl, install-libawgstar: the libraries (see userlib/)'
 	@echo 'Variables: KDIR, VM_KERNEL, O, WERROR, CONFIG_DLMEM_*'
 
 # Idempotent and quick when everything is there; make check and make demo
@@ -105,7 +108,8 @@ TOOLS		:= $(O)/bin/dlmctl $(O)/bin/dlm-demo
 # Sub-makefiles of user-space components add to USER_TARGETS and
 # NATIVE_TESTS; they may use O, CC, USER_CFLAGS.
 USER_TARGETS	:=
--include daemon/daemon.mk userlib/userlib.mk selftests/bench/bench.mk
+-include Documentation/man/man.mk daemon/daemon.mk userlib/userlib.mk \
+	selftests/bench/bench.mk
 
 user: $(SELFTESTS) $(TOOLS) $(USER_TARGETS)
 

@@ -33,6 +33,8 @@
 #include "awg_link.h"
 #include "log.h"
 
+#define AWGSTARD_VERSION "0.1.0"
+
 struct opts {
 	const char *device;
 	const char *transport;
@@ -56,17 +58,19 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: awgstard --node 0 --nodes N --listen [HOST:]PORT [options]   (node 0, the hub)\n"
-"       awgstard --node I --nodes N --hub HOST:PORT [options]         (nodes 1 .. N-1)\n"
-"       awgstard --show [--device PATH]\n"
-"       awgstard --set KEY=VALUE[,KEY=VALUE...] [--device PATH]\n"
+"Usage: awgstard --node 0 --nodes N --listen [HOST:]PORT [OPTIONS]\n"
+"  or:  awgstard --node I --nodes N --hub HOST:PORT [OPTIONS]\n"
+"  or:  awgstard --show [--device PATH]\n"
+"  or:  awgstard --set KEY=VALUE[,KEY=VALUE...] [--device PATH]\n"
 "\n"
 "Carries the token of an AWG-STAR ring between boards (/dev/awgstar).\n"
-"Node 0 is the hub of the star: it waits for nodes 1 .. N-1, then passes\n"
-"the token to each in turn; a node that fails or keeps the token longer\n"
-"than --token-timeout-ms leaves the ring (the others keep a consistent\n"
-"replica).  When awgstard exits its board is alone again (a ring of one).\n"
+"Node 0 (the first form) is the hub of the star: it waits for nodes\n"
+"1 .. N-1 (the second form), then passes the token to each in turn; a\n"
+"node that fails or keeps the token longer than --token-timeout-ms\n"
+"leaves the ring (the others keep a consistent replica).  When awgstard\n"
+"exits its board is alone again (a ring of one).\n"
 "\n"
+"Options:\n"
 "  -d, --device PATH         the board (default /dev/awgstar)\n"
 "  -i, --node I              this board's place on the ring, 0 .. N-1\n"
 "  -n, --nodes N             nodes on the ring, 1 .. %d\n"
@@ -74,7 +78,8 @@ static void usage(FILE *f)
 "  -H, --hub HOST:PORT       nodes 1 .. N-1: node 0's address\n"
 "                            (IPv6 link-local: fe80::1%%veth0)\n"
 "  -t, --transport T         tcp (default) or verbs (RDMA, rdma-core)\n"
-"  -T, --token-timeout-ms MS node 0: a node holding the token longer has\n"
+"  -T, --token-timeout-ms MS\n"
+"                            node 0: a node holding the token longer has\n"
 "                            left (default 2000)\n"
 "  -J, --join-timeout-ms MS  node 0: wait this long for every node; others:\n"
 "                            for node 0 to answer (default 30000)\n"
@@ -84,6 +89,8 @@ static void usage(FILE *f)
 "                            node_delay=NS\n"
 "  -v, --log-level L         debug, info (default), warn, error\n"
 "  -h, --help                this text\n"
+"  -V, --version             awgstard's version, the awgstar uapi version\n"
+"                            and the ring protocol version it speaks\n"
 "\n"
 "Exit status: 0 after SIGINT/SIGTERM, 1 on a failure (logged), 2 on bad\n"
 "arguments.\n", AWG_NODES_MAX);
@@ -409,6 +416,7 @@ int main(int argc, char **argv)
 		{ "set", required_argument, NULL, 'S' },
 		{ "log-level", required_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
 	struct opts o = { .device = "/dev/awgstar", .transport = "tcp",
@@ -418,7 +426,7 @@ int main(int argc, char **argv)
 	int c, fd, rc, lvl;
 
 	log_init("awgstard", DLOG_INFO);
-	while ((c = getopt_long(argc, argv, "d:i:n:l:H:t:T:J:sS:v:h", lopts,
+	while ((c = getopt_long(argc, argv, "d:i:n:l:H:t:T:J:sS:v:hV", lopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'd': o.device = optarg; break;
@@ -440,6 +448,10 @@ int main(int argc, char **argv)
 			log_set_level(lvl);
 			break;
 		case 'h': usage(stdout); return 0;
+		case 'V':
+			printf("awgstard %s (awgstar uapi %u, ring protocol %u)\n",
+			       AWGSTARD_VERSION, AWG_API_VERSION, AWG_HELLO_VERSION);
+			return 0;
 		default: usage(stderr); return 2;
 		}
 	}

@@ -58,8 +58,7 @@ static struct {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: dlm-memserver --listen ADDR:PORT --size MB [--transport T]\n"
-"                     [--log-level LEVEL]\n"
+"Usage: dlm-memserver --listen ADDR:PORT --size MB [OPTIONS]\n"
 "\n"
 "Serve SIZE MB of this machine's memory to dlmd over TCP or RDMA.\n"
 "\n"

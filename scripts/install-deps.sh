@@ -34,6 +34,8 @@ PKGS=(
 	# test and comparison tools
 	nbd-server nbd-client fio stress-ng mbw sysbench trinity
 	python3-matplotlib
+	# manual pages (make man): made from --help, checked with groff and man
+	help2man groff-base man-db
 )
 
 check_only=0

@@ -265,7 +265,7 @@ $(patsubst selftests/%.c,$(O)/selftests/%,$(wildcard selftests/fmpl/*_test.c)): 
 
 .PHONY: install-libfmpl
 install-libfmpl: $(O)/lib/libfmpl.so.0 $(O)/lib/libfmpl.a $(O)/lib/pkgconfig/fmpl.pc \
-		$(O)/bin/fmplrun
+		$(O)/bin/fmplrun $(MAN_DIR)/fmplrun.1
 	install -D -m 0755 $(O)/lib/libfmpl.so.0 $(DESTDIR)$(LIBFMPL_PREFIX)/lib/libfmpl.so.0
 	ln -sf libfmpl.so.0 $(DESTDIR)$(LIBFMPL_PREFIX)/lib/libfmpl.so
 	install -m 0644 $(O)/lib/libfmpl.a $(DESTDIR)$(LIBFMPL_PREFIX)/lib/libfmpl.a
@@ -274,6 +274,8 @@ install-libfmpl: $(O)/lib/libfmpl.so.0 $(O)/lib/libfmpl.a $(O)/lib/pkgconfig/fmp
 	install -D -m 0644 $(O)/lib/pkgconfig/fmpl.pc \
 		$(DESTDIR)$(LIBFMPL_PREFIX)/lib/pkgconfig/fmpl.pc
 	install -D -m 0755 $(O)/bin/fmplrun $(DESTDIR)$(LIBFMPL_PREFIX)/bin/fmplrun
+	install -D -m 0644 $(MAN_DIR)/fmplrun.1 \
+		$(DESTDIR)$(LIBFMPL_PREFIX)/share/man/man1/fmplrun.1
 	$(if $(DESTDIR),,-ldconfig)
 
 # ---- libawgstar: the AWG-STAR shared-memory board (/dev/awgstar) ----------

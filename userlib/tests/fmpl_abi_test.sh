@@ -92,7 +92,8 @@ install_test() {
 	local d=$tmp/root f
 	make -s -C "$top" O="$O" install-libfmpl DESTDIR="$d" || return 1
 	for f in lib/libfmpl.so.0 lib/libfmpl.so lib/libfmpl.a include/fmpl.h \
-		 include/linux/fmpl.h lib/pkgconfig/fmpl.pc bin/fmplrun; do
+		 include/linux/fmpl.h lib/pkgconfig/fmpl.pc bin/fmplrun \
+		 share/man/man1/fmplrun.1; do
 		test -e "$d/usr/local/$f" || { echo "missing /usr/local/$f"; return 1; }
 	done
 	test "$(PKG_CONFIG_LIBDIR=$d/usr/local/lib/pkgconfig pkg-config --variable=prefix fmpl)" = /usr/local || return 1

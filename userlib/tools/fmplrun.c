@@ -23,6 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/fmpl.h>
+
+#define FMPLRUN_VERSION	"0.1.0"
 #define NP_MAX		4096
 #define KILL_GRACE_S	5.0
 #define EXIT_USAGE	2
@@ -50,6 +53,7 @@ static const char usage_text[] =
 "  --timeout S           end all ranks after S seconds (SIGTERM, then\n"
 "                        SIGKILL 5 s later); fmplrun then exits with 124\n"
 "  -h, --help            show this text\n"
+"  -V, --version         fmplrun's version and the FMPL uapi version\n"
 "\n"
 "Other variables libfmpl reads (passed on unchanged): FMPL_SPIN_US,\n"
 "FMPL_COLL, FMPL_MODE, FMPL_JOIN_TIMEOUT_MS, FMPL_DEV (userlib/README.md).\n"
@@ -192,6 +196,10 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
+			return 0;
+		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+			printf("fmplrun %s (fmpl uapi %u)\n", FMPLRUN_VERSION,
+			       FMPL_API_VERSION);
 			return 0;
 		} else if (!strcmp(a, "-np") || !strcmp(a, "-n") ||
 			   opt_is(a, "--np") || opt_is(a, "-np")) {
