@@ -59,7 +59,7 @@ help:
 	@echo 'make check-debug  the selftests on a 6.1 debug kernel (KASAN, kmemleak, lockdep,'
 	@echo '                  DEBUG_PAGEALLOC) built and cached by vm-images/debug-kernel.sh;'
 	@echo '                  slow (hours under TCG), not part of make check'
-	@echo 'make lint         checkpatch --strict and sparse on kmod/'
+	@echo 'make lint         checkpatch --strict, sparse and kernel-doc on kmod/, shellcheck'
 	@echo 'make dkms-test    dkms build for $(KVER_DEBIAN) in a private tree'
 	@echo 'make intree-test  the module merged into linux-source-6.1 and built there'
 	@echo 'make demo         boot a VM and run the /dev/dlm demo'

@@ -83,27 +83,49 @@ struct awg_event_q {
 /**
  * struct awg_board - one emulated board, a node of the ring.
  * @idx: board number (device awgstar, awgstar1, ...).
+ * @name: the device's name.
  * @misc: its device.
  * @inode: owns the address_space every mapping of the board is linked
  *	to, whichever device node it was opened through (folio_mkclean()
  *	finds the user mappings of a page there).
- * @size: bytes of the region; @npages: its pages.
+ * @size: bytes of the region.
+ * @npages: pages of the region.
  * @pages: the replica.
  * @ps: per-page state.
+ * @visit_mutex: one token visit at a time.
+ * @lock: see the top of this file.
  * @dirty: pages with a twin, oldest first.
- * @ticket_next: last ticket handed out; @published: every page with a
- *	ticket up to this one has had its stores published.
+ * @ticket_next: last ticket handed out.
+ * @published: every page with a ticket up to this one has had its stores
+ *	published.
  * @send: frames to append (DMA writes, events), oldest first.
  * @flight: own frames on the token, not yet acked by every live node.
- * @seq_next: last sequence number used; @acked_seq: every own frame up
- *	to this one is acked by every live node.
+ * @seq_next: last sequence number used.
+ * @acked_seq: every own frame up to this one is acked by every live node.
  * @expect: next sequence number expected from each origin.
+ * @inject_state: state of the generator of injected CRC errors
+ *	(awg_config.crc_inject_permille).
  * @ring_file: the attached daemon's file, NULL for the loopback ring.
- * @node_id, @nodes, @live_mask, @ring_id, @generation: the ring.
+ * @ring_in: the daemon's token, in.
+ * @ring_out: the daemon's token, out.
+ * @node_id: this board's place on the ring.
+ * @nodes: nodes on the ring.
+ * @live_mask: nodes still on the ring.
+ * @ring_id: the ring this board is part of.
+ * @generation: token generation, incremented when the token is remade.
+ * @rotation: node 0: rotations of the token so far (carried in its header).
  * @last_depart_ns: node 0: when the token last left.
- * @tok, @tok_out: the token of the loopback ring, and where a visit
- *	builds the next one.
+ * @model_debt_ns: node 0: model time overrun, to pay back.
+ * @tok: the token of the loopback ring.
+ * @tok_out: where a visit of the loopback ring builds the next token.
  * @publish_work: the loopback ring publishes pointer stores on its own.
+ * @cfg: the configuration (AWG_IOC_SET_CONFIG).
+ * @stats: the counters (AWG_IOC_GET_STATS).
+ * @events: one queue per event id (0 .. AWG_EVENTS - 1).
+ * @done_wq: woken when frames are appended, acked or published, and on
+ *	detach.
+ * @work_wq: node 0 idle: woken when local work arrives.
+ * @event_wq: woken when an event arrives.
  */
 struct awg_board {
 	int idx;
@@ -126,11 +148,11 @@ struct awg_board {
 	u32 inject_state;
 
 	struct file *ring_file;
-	void *ring_in, *ring_out;	/* the daemon's token, in and out */
+	void *ring_in, *ring_out;
 	u32 node_id, nodes, live_mask, ring_id, generation;
 	u64 rotation;
 	u64 last_depart_ns;
-	u64 model_debt_ns;	/* node 0: model time overrun, to pay back */
+	u64 model_debt_ns;
 	void *tok, *tok_out;
 	struct delayed_work publish_work;
 
@@ -138,8 +160,8 @@ struct awg_board {
 	struct awg_stats stats;
 	struct awg_event_q events[AWG_EVENTS];
 
-	wait_queue_head_t done_wq;	/* appended, acked, published, detached */
-	wait_queue_head_t work_wq;	/* node 0 idle: local work arrived */
+	wait_queue_head_t done_wq;
+	wait_queue_head_t work_wq;
 	wait_queue_head_t event_wq;
 };
 

@@ -118,6 +118,7 @@ enum dlm_slot_state {
  * @referenced: touched since the CLOCK hand last passed (CLOCK policy).
  * @copy: enum dlm_slot_copy, valid while the frames' PG_dirty is clear.
  * @fill: DLM_COPY_FILL: index into the space's @fill_vals.
+ * @ahead: read ahead, not faulted on yet.
  * @holds_val: FREE: every word of the frames holds @val (a clean zero-
  *	filled or same-filled page left it), so filling them with @val again
  *	can be skipped.
@@ -132,7 +133,7 @@ struct dlm_slot {
 	bool referenced;
 	u8 copy;
 	u8 fill;
-	bool ahead;		/* read ahead, not faulted on yet */
+	bool ahead;
 	bool holds_val;
 	u64 val;
 	u64 ready_ns;
@@ -189,6 +190,20 @@ struct dlm_slot {
  * @fill_vals: remote spaces: the values of same-filled pages, under @lock.
  * @fill_refs: per entry of @fill_vals, the xarray entries and DLM_COPY_FILL
  *	slots that name it, under @lock; an entry at 0 is free for a new value.
+ * @charged: charged to @owner by dlm_user_charge() (limits.c).
+ * @user: @owner's record while @charged.
+ * @owner: effective uid of the process that set the space up.
+ * @faults: faults on the space (DLM_IOC_STATS, as its counters below).
+ * @populates: DLM pages materialised zero-filled on first touch.
+ * @sigbus: faults answered with SIGBUS.
+ * @bytes_mapped: bytes inserted into page tables.
+ * @swapins: DLM pages fetched from memory servers.
+ * @swapouts: DLM pages stored to memory servers.
+ * @lost: DLM pages whose data was lost.
+ * @drops: DLM pages evicted without a transfer.
+ * @store_waits: faults that waited for a victim's swap-out.
+ * @readaheads: DLM pages fetched ahead of a sequential fault.
+ * @same_filled: DLM pages evicted as one repeated value.
  */
 struct dlm_space {
 	struct kref ref;
@@ -219,8 +234,8 @@ struct dlm_space {
 	bool is_blk;
 	u64 fill_vals[DLM_FILL_VALS];
 	u64 fill_refs[DLM_FILL_VALS];
-	bool charged;			/* to owner, by dlm_user_charge() */
-	struct dlm_user *user;		/* owner's record while charged */
+	bool charged;
+	struct dlm_user *user;
 	kuid_t owner;
 	atomic64_t faults;
 	atomic64_t populates;

@@ -132,13 +132,17 @@ struct fmpl_slot {
  * @rank: world rank.
  * @dead: left the world (file released).
  * @count: matching indices per peer; slots have count + 1 (TAG_ANY).
- * @ma_pg, @fa_pg: the pinned matching and flag areas; @ma, @fa: vmaps.
+ * @ma_pg: the pinned matching area.
+ * @fa_pg: the pinned flag area.
+ * @ma: the matching area, vmapped.
+ * @fa: the flag area, vmapped.
  * @slots: [peer][count + 1] slots where this ep is the sender.
  * @sreq: [peer][count] this ep's sends, for FMPL_IOC_WAIT.
  * @rreq: [peer][count + 1] this ep's receives, for FMPL_IOC_WAIT.
  * @any_sends: senders' any-source sends waiting for our recv_any.
  * @any_recvs: our blocked recv_any requests.
  * @wq: this ep's waiters (its own requests completing).
+ * @spool_mutex: SENDBUF_SET against spooling.
  * @spool: the spool set by SENDBUF_SET, or NULL.
  * @spool_timeout_ms: FMPL_TIMEOUT_NONE: synchronous.
  * @spool_list: spooled sends ordered by spool offset.
@@ -174,25 +178,36 @@ struct fmpl_ep {
 enum fmpl_coll_op { FMPL_OP_BARRIER = 1, FMPL_OP_BCAST, FMPL_OP_SPLIT };
 
 /**
- * struct fmpl_round - a collective in progress on a communicator; rounds
- * alternate (seq & 1), which is enough since a rank can be at most one
- * collective ahead of the slowest before it has to wait for it.
+ * struct fmpl_round - a collective in progress on a communicator.
+ * @busy: the round is in use.
+ * @seq: the collective's sequence number on the communicator.
+ * @op: enum fmpl_coll_op.
+ * @arrived: ranks that have entered it.
+ * @users: ranks that have not left the round yet.
+ * @complete: the collective is done (its results, if any, in place).
+ * @error: 0, or the negative errno the collective fails with.
+ * @root: bcast: the root's rank.
+ * @size: bcast: bytes.
+ * @src: bcast: the root's pinned data.
+ * @keys: comm_create: [size], each rank's key, by rank in the parent.
+ * @result: comm_create: [size], the new communicator ids.
+ *
+ * Rounds alternate (seq & 1), which is enough since a rank can be at most
+ * one collective ahead of the slowest before it has to wait for it.
  */
 struct fmpl_round {
 	bool busy;
 	u32 seq;
 	u8 op;
 	u32 arrived;
-	u32 users;		/* ranks that have not left the round yet */
+	u32 users;
 	bool complete;
 	int error;
-	/* bcast */
 	u32 root;
 	u64 size;
-	struct fmpl_req *src;	/* the root's pinned data */
-	/* comm_create */
-	u32 *keys;		/* [size], by rank in the parent */
-	u32 *result;		/* [size] new comm ids */
+	struct fmpl_req *src;
+	u32 *keys;
+	u32 *result;
 };
 
 struct fmpl_comm {
@@ -207,11 +222,23 @@ struct fmpl_comm {
  * struct fmpl_world - the ranks that share a key.
  * @ref: each endpoint's file and each request hold one.
  * @node: in the global list (fmpl_worlds_lock).
- * @key, @size, @mode, @uid, @gid: identity and the creator's permission.
- * @joined: ranks joined; @complete once all were there.
+ * @key: the world's key.
+ * @size: its ranks.
+ * @mode: the creator's permission for the others (FMPL_INIT).
+ * @uid: the creator's uid.
+ * @gid: the creator's gid.
+ * @lock: see the top of this file.
+ * @wq: joins and collectives wait here.
+ * @joined: ranks joined.
+ * @complete: all ranks were there once.
  * @broken: a rank left after completion: collectives fail.
- * @fast_count: fast indices; @fast: the fast area (vmalloc_user), or NULL;
- *	@fast_bytes: its size.
+ * @listed: in the global list.
+ * @eps: the endpoints, by rank.
+ * @comms: the communicators, by id.
+ * @reap: requests whose last reference went under @lock (fmpl_reap()).
+ * @fast_count: fast indices.
+ * @fast_bytes: the size of @fast.
+ * @fast: the fast area (vmalloc_user), or NULL.
  */
 struct fmpl_world {
 	struct kref ref;
@@ -222,7 +249,7 @@ struct fmpl_world {
 	kuid_t uid;
 	kgid_t gid;
 	spinlock_t lock;	/* see the top of this file */
-	wait_queue_head_t wq;	/* joins and collectives */
+	wait_queue_head_t wq;
 	u32 joined;
 	bool complete;
 	bool broken;

@@ -3,8 +3,10 @@
 #
 # lint.sh [KDIR] - quality gates on kmod/ and uapi/, as TAP:
 #   checkpatch.pl --no-tree --strict on every kernel source file,
-#   sparse (make C=2) on the module, shellcheck on the shell scripts.
-# checkpatch comes from Debian's linux-source-6.1, extracted into build/.
+#   sparse (make C=2) on the module, kernel-doc on the kernel sources and
+#   the libraries' headers, shellcheck on the shell scripts.
+# checkpatch and kernel-doc come from Debian's linux-source-6.1, extracted
+# into build/.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 KDIR=${1:-/usr/src/linux-headers-6.1.0-56-amd64}
@@ -25,14 +27,15 @@ mapfile -t shsrc < <(cd "$top" && ls scripts/*.sh scripts/run-tap \
 	selftests/*.sh selftests/*/*.sh userlib/tests/fmpl*.sh 2>/dev/null)
 
 echo "TAP version 13"
-echo "1..$((${#ksrc[@]} + 1 + ${#shsrc[@]}))"
+echo "1..$((${#ksrc[@]} + 2 + ${#shsrc[@]}))"
 
-if [[ ! -x $tools/scripts/checkpatch.pl && -f $TAR ]]; then
+if [[ ! -x $tools/scripts/kernel-doc && -f $TAR ]]; then
 	mkdir -p "$tools"
 	tar -C "$tools" -xf "$TAR" --strip-components=1 \
 		linux-source-6.1/scripts/checkpatch.pl \
 		linux-source-6.1/scripts/spelling.txt \
-		linux-source-6.1/scripts/const_structs.checkpatch
+		linux-source-6.1/scripts/const_structs.checkpatch \
+		linux-source-6.1/scripts/kernel-doc
 fi
 for f in "${ksrc[@]}"; do
 	if [[ ! -x $tools/scripts/checkpatch.pl ]]; then
@@ -47,6 +50,20 @@ for f in "${ksrc[@]}"; do
 		sed 's/^/# /' <<<"$out"
 	fi
 done
+
+# Every /** comment must be valid kernel-doc describing every member and
+# parameter, as scripts/kernel-doc checks for the kernel's documentation.
+kdoc=("${ksrc[@]}" userlib/include/dlm.h userlib/include/fmpl.h
+      userlib/include/awgstar.h)
+if [[ ! -x $tools/scripts/kernel-doc ]]; then
+	skip "kernel-doc: $TAR missing (make deps)"
+elif out=$(cd "$top" && perl "$tools/scripts/kernel-doc" -none -Werror \
+	   "${kdoc[@]}" 2>&1) && [[ -z $out ]]; then
+	ok "kernel-doc on kmod/, uapi/ and the libraries' headers"
+else
+	notok "kernel-doc on kmod/, uapi/ and the libraries' headers"
+	sed 's/^/# /' <<<"$out"
+fi
 
 if ! command -v sparse >/dev/null; then
 	skip "sparse: not installed (make deps)"

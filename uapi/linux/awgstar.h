@@ -98,6 +98,7 @@ struct awg_api {
  * @frames_per_visit: frames one node may append per token visit.
  * @token_max: largest token in bytes.
  * @generation: token generation (incremented when the token is remade).
+ * @reserved0: zero.
  * @reserved: zero.
  */
 struct awg_info {

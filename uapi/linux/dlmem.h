@@ -181,6 +181,7 @@ struct dlm_stats {
  *	DLM_BLK_DEPTH_MAX; 0 selects DLM_BLK_DEPTH_DEFAULT.  Each takes
  *	DLM_BLK_IO_MAX bytes of the daemon's frame pool.
  * @nr_hw_queues: 1 to DLM_BLK_QUEUES_MAX; 0 selects min(CPUs, 4).
+ * @reserved0: must be zero.
  * @reserved: must be zero.
  *
  * The device is served by the registered dlmd; without one the ioctl

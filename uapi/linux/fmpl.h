@@ -107,6 +107,7 @@ struct fmpl_info {
  * @seq: incremented for every receive posted into this slot.
  * @buf: the receiver's buffer address (in the receiver's address space).
  * @size: the receiver's buffer size in bytes.
+ * @reserved: zero.
  */
 struct fmpl_header {
 	__u32 state;
@@ -138,6 +139,7 @@ struct fmpl_header {
  * @mai: the matching index the message was sent with.
  * @seq: the header sequence number of the receive.
  * @size: bytes received.
+ * @reserved: zero.
  */
 struct fmpl_flag {
 	__u32 state;
@@ -243,6 +245,7 @@ static inline __u64 fmpl_fast_bytes(__u32 size, __u32 fast_count)
  * @value: the value to sleep on.
  * @peer: world rank whose departure ends the wait.
  * @timeout_ms: limit, 0 for none.
+ * @reserved0: must be zero.
  * @reserved: must be zero.
  */
 struct fmpl_fast_wait {
@@ -258,7 +261,8 @@ struct fmpl_fast_wait {
  * struct fmpl_fast_wake - FMPL_IOC_FAST_WAKE argument: wake rank @rank if
  * it sleeps in FMPL_IOC_FAST_WAIT (it then checks its word again).
  * @rank: world rank.
- * @reserved0, @reserved: must be zero.
+ * @reserved0: must be zero.
+ * @reserved: must be zero.
  */
 struct fmpl_fast_wake {
 	__u32 rank;
@@ -289,12 +293,13 @@ struct fmpl_fast_wake {
  *	(must be 0) for a FMPL_XFER_ANY_SOURCE receive.
  * @mai: matching index, < count; a receive may pass FMPL_TAG_ANY.
  * @comm: communicator.
+ * @reserved0: must be zero.
  * @flags: FMPL_XFER_*; a FMPL_XFER_ANY_SOURCE receive cannot be
  *	FMPL_XFER_NONBLOCK (as in the paper, recv_any blocks).
  * @status: out: FMPL_STATUS_*.
  * @out_peer: out, receive: the source's rank in @comm.
  * @out_mai: out, receive: the index the message was sent with.
- * @reserved0: must be zero.
+ * @reserved1: must be zero.
  * @out_size: out, receive: bytes received.
  * @reserved: must be zero.
  */
@@ -358,6 +363,7 @@ struct fmpl_wait {
  *	copied into the spool and completes (0: at once, i.e. buffered
  *	mode; FMPL_TIMEOUT_NONE: never, i.e. synchronous mode, the
  *	default).  A message that does not fit the free spool keeps waiting.
+ * @reserved0: must be zero.
  * @reserved: must be zero.
  */
 struct fmpl_sendbuf {
@@ -411,6 +417,7 @@ struct fmpl_coll {
  * @comm: out: the new communicator, or FMPL_COMM_NULL.
  * @rank: out: the caller's rank in it.
  * @size: out: its size.
+ * @reserved0: must be zero.
  * @reserved: must be zero.
  */
 struct fmpl_comm_create {

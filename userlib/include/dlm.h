@@ -123,12 +123,13 @@ DLM_PUBLIC int dlm_startup(int *argc, char ***argv);
 
 /**
  * dlm_alloc() - allocate @size bytes of DLM space (like malloc()).
+ * @size: bytes wanted; 0 gives a unique, freeable block.
  *
  * The memory is not initialised: a range never written reads as zero, a
  * reused one keeps old data.  The allocator keeps its own bookkeeping in
  * ordinary memory, so dlm_alloc() and dlm_free() touch no DLM page.
  * Alignment: DLM_ALLOC_ALIGN; blocks of a DLM page or more start on a DLM
- * page.  Thread-safe.  A @size of 0 gives a unique, freeable block.
+ * page.  Thread-safe.
  *
  * Return: the block, or NULL with errno ENOMEM (no free range that large:
  * free something or enlarge the memfile) or ENXIO (dlm_startup() has not
@@ -138,6 +139,7 @@ DLM_PUBLIC void *dlm_alloc(size_t size);
 
 /**
  * dlm_free() - release a block from dlm_alloc() for reuse (like free()).
+ * @p: the block, or NULL.
  *
  * dlm_free(NULL) does nothing.  Any other pointer that is not a live block
  * of dlm_alloc() - double free, a pointer into a block, a malloc()
@@ -167,9 +169,11 @@ DLM_PUBLIC int dlm_shutdown(void);
 DLM_PUBLIC const char *dlm_last_error(void);
 
 /**
- * dlm_strerror() - what errno @errnum means when a libdlm function set it,
- * with the usual remedy (a static string; unknown values give a generic
- * text).
+ * dlm_strerror() - what an errno means when a libdlm function set it.
+ * @errnum: the errno.
+ *
+ * Return: its meaning with the usual remedy (a static string; unknown
+ * values give a generic text).
  */
 DLM_PUBLIC const char *dlm_strerror(int errnum);
 
@@ -185,18 +189,24 @@ DLM_PUBLIC const char *dlm_strerror(int errnum);
  *	less alignment).
  * @allocations: live blocks.
  * @free_fragments: free ranges.
- * @faults, @populates, @sigbus, @dpages_resident, @bytes_resident,
- * @bytes_mapped, @swapins, @swapouts, @lost: the kernel's counters of the
- *	space (DLM_IOC_STATS, see Documentation/uapi.rst): faults, DLM pages
- *	zero-filled on first touch, accesses refused with SIGBUS, DLM pages
- *	and bytes resident locally, bytes mapped, DLM pages fetched from and
- *	stored to memory servers, DLM pages lost with a server; all ~0 if
- *	the kernel has no statistics.  In the user-level modes (--mode=
- *	sigsegv|uffd) libdlm's own: faults = DLM pages faulted in,
- *	populates = of them zero-filled, sigbus = accesses failed,
- *	bytes_mapped = bytes_resident, lost = 0.
+ * @faults: faults on the space.
+ * @populates: DLM pages zero-filled on first touch.
+ * @sigbus: accesses refused with SIGBUS.
+ * @dpages_resident: DLM pages resident locally.
+ * @bytes_resident: bytes resident locally.
+ * @bytes_mapped: bytes mapped into the program.
+ * @swapins: DLM pages fetched from memory servers.
+ * @swapouts: DLM pages stored to memory servers.
+ * @lost: DLM pages lost with a memory server.
  * @servers: memory servers named by the memfile.
+ * @reserved0: zero.
  * @reserved: zero.
+ *
+ * @faults to @lost are the kernel's counters of the space (DLM_IOC_STATS,
+ * see Documentation/uapi.rst), all ~0 if the kernel has no statistics.
+ * In the user-level modes (--mode=sigsegv|uffd) they are libdlm's own:
+ * faults = DLM pages faulted in, populates = of them zero-filled, sigbus
+ * = accesses failed, bytes_mapped = bytes_resident, lost = 0.
  */
 struct dlm_lib_stats {
 	uint64_t page_size;
@@ -224,6 +234,8 @@ struct dlm_lib_stats {
 
 /**
  * dlm_stats() - fill @st for the current space.
+ * @st: where to write the statistics.
+ *
  * Return: 0, or -1 with errno ENXIO (not started) or EFAULT (@st NULL).
  */
 DLM_PUBLIC int dlm_stats(struct dlm_lib_stats *st);

@@ -53,8 +53,11 @@ typedef struct fmpl_status {
 } fmpl_status;
 
 /**
- * struct fmpl_op - a reduction: @fn combines @n elements of @in into
- * @inout (inout[i] = inout[i] op in[i]); elements are @elem_size bytes.
+ * struct fmpl_op - a reduction.
+ * @elem_size: bytes of one element.
+ * @fn: combines n elements of in into inout (inout[i] = inout[i] op
+ *	in[i]).
+ *
  * The predefined ones: fmpl_Xsum, fmpl_Xmax, fmpl_Xmin with X = i (int),
  * s (float), d (double), c (float complex), z (double complex).  max and
  * min of complex numbers compare their moduli (as BLACS does).
