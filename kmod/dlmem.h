@@ -162,8 +162,6 @@ struct dlm_slot {
  * @ref: the file holds one reference, every request in flight another.
  * @lock: serialises population, slot states and the resident count.
  * @wq: woken whenever a request of this space completes.
- * @done_seq: requests of the space completed so far, under @lock: a fault
- *	that has no transfer of its own to wait for waits for it to move.
  * @dpages: local spaces: resident DLM pages (struct dlm_dpage *);
  *	remote spaces: value entries (DLM_XA_*), absent = never touched.
  * @mapping: address_space whose vmas map this space.
@@ -211,7 +209,6 @@ struct dlm_space {
 	struct kref ref;
 	struct mutex lock;		/* population, slots, nr_resident */
 	wait_queue_head_t wq;
-	u64 done_seq;
 	struct xarray dpages;
 	struct address_space *mapping;
 	int id;

@@ -354,7 +354,6 @@ void dlm_remote_complete(struct dlm_req *req)
 	if (slot && slot->req == req)
 		slot->req = NULL;
 	WRITE_ONCE(req->done, true);
-	WRITE_ONCE(sp->done_seq, sp->done_seq + 1);
 	mutex_unlock(&sp->lock);
 	wake_up_all(&sp->wq);
 }
@@ -635,16 +634,13 @@ static bool dlm_reqs_done(struct dlm_req *req, struct dlm_req *req2)
 }
 
 /*
- * Wait for @req, and @req2 if not NULL, after dropping sp->lock.  NULL
- * @req: for the next request of the space to complete (sp->done_seq past
- * @seq, read under the lock), at most 10 ms, since what the fault waits
- * for may be another space's (max_user_requests).  Consumes the
- * references on both.  Returns 0 when the caller should take sp->lock
- * and look again, or the fault code to return.
+ * Wait for @req, and @req2 if not NULL (NULL @req: for any request of the
+ * space), after dropping sp->lock.  Consumes the references on both.
+ * Returns 0 when the caller should take sp->lock and look again, or the
+ * fault code to return.
  */
 static vm_fault_t dlm_fault_wait(struct vm_fault *vmf, struct dlm_space *sp,
-				 struct dlm_req *req, struct dlm_req *req2,
-				 u64 seq)
+				 struct dlm_req *req, struct dlm_req *req2)
 {
 	bool may_retry = vmf->flags & FAULT_FLAG_ALLOW_RETRY;
 	long left;
@@ -675,8 +671,7 @@ static vm_fault_t dlm_fault_wait(struct vm_fault *vmf, struct dlm_space *sp,
 			dlm_req_put(req2);
 	} else {
 		/* Someone else's transfer: it is bounded by its own timeout. */
-		left = wait_event_killable_timeout(sp->wq,
-						   READ_ONCE(sp->done_seq) != seq,
+		left = wait_event_killable_timeout(sp->wq, false,
 						   msecs_to_jiffies(10));
 	}
 	dlm_space_put(sp);
@@ -701,7 +696,7 @@ vm_fault_t dlm_remote_fault(struct vm_fault *vmf, struct dlm_space *sp,
 			    u64 dpn)
 {
 	struct dlm_req *req, *req2 = NULL;
-	u64 t0 = ktime_get_ns(), k, seq;
+	u64 t0 = ktime_get_ns(), k;
 	bool store_wait = false;
 	struct dlm_slot *slot;
 	vm_fault_t ret;
@@ -825,9 +820,8 @@ again:
 		req2 = dlm_refill(sp, k);
 
 wait:
-	seq = sp->done_seq;
 	mutex_unlock(&sp->lock);
-	ret = dlm_fault_wait(vmf, sp, req, req2, seq);
+	ret = dlm_fault_wait(vmf, sp, req, req2);
 	req2 = NULL;
 	if (ret)
 		return ret;
