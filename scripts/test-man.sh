@@ -61,8 +61,7 @@ help_options() {
 }
 
 page_ok() {	# page_ok NAME SECTION DIR
-	local name=$1 sec=$2 dir=$3 page=$mandir/man$2/$1.$2 text ver opt bad=0
-	local -a w
+	local name=$1 sec=$2 dir=$3 page=$mandir/man$2/$1.$2 text ver opt w bad=0
 	# man finds it in the installed hierarchy
 	[[ $(man -M "$mandir" -w "$sec" "$name" 2>&1) == "$page" ]] ||
 		{ echo "man -w $sec $name: $(man -M "$mandir" -w "$sec" "$name" 2>&1)"; bad=1; }
@@ -115,14 +114,8 @@ echo "1..$((${#progs[@]} + 2))"
 check "make install-tools install-libfmpl DESTDIR=...: programs in sbin and bin, pages in share/man" install_all
 for p in "${progs[@]}"; do
 	IFS=: read -r name sec dir <<<"$p"
-	if [[ -f $mandir/man$sec/$name.$sec ]]; then
-		check "$name($sec): found by man, no groff warning, its version, every --help option an item" \
-			page_ok "$name" "$sec" "$dir"
-	else
-		n=$((n + 1))
-		echo "not ok $n - $name($sec): not installed"
-		fail=1
-	fi
+	check "$name($sec): found by man, no groff warning, its version, every --help option an item" \
+		page_ok "$name" "$sec" "$dir"
 done
 check "SEE ALSO names only pages that are installed" see_also_ok
 exit $fail
