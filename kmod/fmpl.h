@@ -236,6 +236,8 @@ struct fmpl_comm {
  * @eps: the endpoints, by rank.
  * @comms: the communicators, by id.
  * @reap: requests whose last reference went under @lock (fmpl_reap()).
+ * @count: matching indices per peer, the same for every endpoint: a
+ *	receiver indexes its sender's slots and matching area with it.
  * @fast_count: fast indices.
  * @fast_bytes: the size of @fast.
  * @fast: the fast area (vmalloc_user), or NULL.
@@ -257,6 +259,7 @@ struct fmpl_world {
 	struct fmpl_ep *eps[FMPL_RANKS_MAX];
 	struct fmpl_comm *comms[FMPL_COMMS_MAX];
 	struct list_head reap;
+	u32 count;
 	u32 fast_count;
 	u64 fast_bytes;
 	void *fast;

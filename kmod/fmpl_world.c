@@ -182,6 +182,7 @@ static struct fmpl_world *fmpl_world_create(const struct fmpl_init *in)
 	spin_lock_init(&w->lock);
 	init_waitqueue_head(&w->wq);
 	INIT_LIST_HEAD(&w->reap);
+	w->count = in->count;
 	w->fast_count = in->fast_count;
 	if (w->fast_count) {
 		w->fast_bytes = fmpl_fast_bytes(w->size, w->fast_count);
@@ -351,11 +352,11 @@ int fmpl_join(struct fmpl_ep **epp, const struct fmpl_init *in)
 			 from_kuid(&init_user_ns, current_euid()), found->mode);
 		ret = -EACCES;
 		goto unlock;
-	} else if (found->size != in->size ||
+	} else if (found->size != in->size || found->count != in->count ||
 		   found->fast_count != in->fast_count) {
-		pr_debug("world %#llx has %u ranks and %u fast indices, not %u and %u\n",
-			 in->key, found->size, found->fast_count, in->size,
-			 in->fast_count);
+		pr_debug("world %#llx has %u ranks, %u indices and %u fast indices, not %u, %u and %u\n",
+			 in->key, found->size, found->count, found->fast_count,
+			 in->size, in->count, in->fast_count);
 		ret = -EEXIST;
 		goto unlock;
 	} else if (found->complete) {

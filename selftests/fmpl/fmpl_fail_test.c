@@ -356,7 +356,9 @@ TEST(join_timeout)
 
 /*
  * Both processes claim rank 0 (rank 1 rewrites its FMPL_RANK), or rank 1
- * claims another size: the later one fails with FMPL_ERR_INIT, the first
+ * claims another size, or rank 1 asks for more matching indices (the
+ * kernel indexes a sender's slots with its receivers' count, so every rank
+ * must have the same): the later one fails with FMPL_ERR_INIT, the first
  * one times out.
  */
 static void clash_rank(struct __test_metadata *_metadata, int rank, int size,
@@ -375,20 +377,20 @@ static void clash_rank(struct __test_metadata *_metadata, int rank, int size,
 	}
 	if (b->mode == 0)
 		setenv("FMPL_RANK", "0", 1);
-	else
+	else if (b->mode == 1)
 		setenv("FMPL_SIZE", "3", 1);
 	wait_ready(b, 0);
 	sleep_ms(200);
-	fmpl_init(NULL, NULL, 1, &ier);
+	fmpl_init(NULL, NULL, b->mode == 2 ? 64 : 1, &ier);
 	ASSERT_EQ(FMPL_ERR_INIT, ier);
 	ASSERT_EQ(b->mode == 0 ? EADDRINUSE : EEXIST, errno);
 }
 
-TEST(rank_taken_twice_or_size_mismatch)
+TEST(rank_taken_twice_or_size_or_count_mismatch)
 {
 	int m;
 
-	for (m = 0; m < 2; m++) {
+	for (m = 0; m < 3; m++) {
 		struct board *b = shared(sizeof(*b));
 
 		ASSERT_NE(NULL, b);

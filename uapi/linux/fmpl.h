@@ -161,7 +161,8 @@ struct fmpl_flag {
  * @size: ranks in the world (1..fmpl_info.ranks_max), the same everywhere.
  * @rank: this process's rank, 0..size-1, each taken once (EADDRINUSE).
  * @mode: FMPL_MODE_*; only the creator's (the first joiner's) counts.
- * @count: matching indices per peer (1..fmpl_info.count_max).
+ * @count: matching indices per peer (1..fmpl_info.count_max), the same on
+ *	every rank (EEXIST otherwise).
  * @join_timeout_ms: time to wait for the other ranks in ms (0: 30000);
  *	ETIMEDOUT when they do not all come, and the world is left.
  * @fast_count: 0, or the number of *fast indices* (1..FMPL_FAST_COUNT_MAX,

@@ -306,8 +306,9 @@ static int join(const struct fmpllib_env *e, int *ier)
 			e->rank, (unsigned long long)e->key);
 	case EEXIST:
 		return init_fail(ier, FMPL_ERR_INIT, err,
-			"libfmpl: a world of key %#llx exists with a different size than %d (from %s) or another FMPL_FAST than %u: another job uses this key (give each job its own FMPL_KEY), or the ranks disagree on FMPL_FAST",
+			"libfmpl: a world of key %#llx exists with a different size than %d (from %s), another count than %u or another FMPL_FAST than %u: another job uses this key (give each job its own FMPL_KEY), or the ranks disagree on fmpl_init()'s count or FMPL_FAST",
 			(unsigned long long)e->key, e->size, launcher_name(e->src),
+			fmpllib_g.count,
 			fmpllib_g.fast_count);
 	case ENOMEM:
 		return init_fail(ier, FMPL_ERR_NOMEM, err,
