@@ -471,6 +471,40 @@ TEST(any_source_domain)
 	RUN_RANKS(4, any_rank, NULL);
 }
 
+/*
+ * An any-source message larger than the buffer: FMPL_ERR_TRUNCATE, the
+ * buffer's worth of its first bytes, and the status names its sender,
+ * index and the bytes received.
+ */
+static void any_truncate_rank(struct __test_metadata *_metadata, int rank,
+			      int size, void *arg)
+{
+	uint8_t b[1000], in[600];
+	fmpl_status st = { -1, -1, 0 };
+	int ier;
+
+	(void)arg;
+	INIT(8);
+	if (rank == 1) {
+		fill(b, sizeof(b), seed_of(1, size, 2, 10));
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_send_any(b, sizeof(b), 0, 5, WORLD, &ier));
+	} else {
+		fmpl_recv_any_status(in, sizeof(in), (int)FMPL_TAG_ANY, WORLD, &st, &ier);
+		ASSERT_EQ(FMPL_ERR_TRUNCATE, ier);
+		ASSERT_EQ(EMSGSIZE, errno);
+		ASSERT_EQ(1, st.source);
+		ASSERT_EQ(5, st.mai);
+		ASSERT_EQ(sizeof(in), st.size);
+		ASSERT_EQ(-1, check(in, sizeof(in), seed_of(1, size, 2, 10)));
+	}
+	FINALIZE();
+}
+
+TEST(any_source_truncation)
+{
+	RUN_RANKS(2, any_truncate_rank, NULL);
+}
+
 /* Every rank sends to itself: irecv from self, then send to self. */
 static void self_rank(struct __test_metadata *_metadata, int rank, int size,
 		      void *arg)

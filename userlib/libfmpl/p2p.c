@@ -403,7 +403,11 @@ FMPLLIB_PUBLIC int fmpl_recv_any_status(void *buf, size_t size, int mai,
 	x.comm = c->id;
 	if (ioctl(fmpllib_g.fd, FMPL_IOC_RECV, &x)) {
 		err = errno;
-		status_set(st, -1, (uint32_t)mai, err == EMSGSIZE ? size : 0);
+		/* Truncated: the kernel says from whom and on which index. */
+		if (err == EMSGSIZE && x.status == FMPL_STATUS_DONE)
+			status_set(st, (int)x.out_peer, x.out_mai, x.out_size);
+		else
+			status_set(st, -1, (uint32_t)mai, 0);
 		return fmpllib_fail(ier, err);
 	}
 	status_set(st, (int)x.out_peer, x.out_mai, x.out_size);
