@@ -21,18 +21,8 @@ progs=(dlmd:8:sbin dlm-memserver:8:sbin awgstard:8:sbin dlmctl:8:bin
        fmplrun:1:bin)
 n=0 fail=0
 
-check() {	# check DESCRIPTION FUNCTION ARGS...
-	local what=$1 out
-	shift
-	n=$((n + 1))
-	if out=$("$@" 2>&1); then
-		echo "ok $n - $what"
-	else
-		echo "not ok $n - $what"
-		fail=1
-	fi
-	[[ -z $out ]] || echo "$out" | sed 's/^/# /'
-}
+# shellcheck source=scripts/tap-check.sh
+. "$top/scripts/tap-check.sh"
 
 install_all() {
 	make -s -C "$top" O="$O" install-tools install-libfmpl DESTDIR="$root" \

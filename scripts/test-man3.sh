@@ -30,18 +30,8 @@ mandir=$pre/share/man
 libs=(dlm:dlm.h:dlm_ fmpl:fmpl.h:fmpl_ awgstar:awgstar.h:awg_)
 n=0 fail=0
 
-check() {	# check DESCRIPTION FUNCTION ARGS...
-	local what=$1 out
-	shift
-	n=$((n + 1))
-	if out=$("$@" 2>&1); then
-		echo "ok $n - $what"
-	else
-		echo "not ok $n - $what"
-		fail=1
-	fi
-	[[ -z $out ]] || echo "$out" | sed 's/^/# /'
-}
+# shellcheck source=scripts/tap-check.sh
+. "$top/scripts/tap-check.sh"
 
 install_all() {
 	make -s -C "$top" O="$O" install-libdlm install-libfmpl \
