@@ -572,14 +572,12 @@ void awg_publish_tick(struct work_struct *work)
 }
 
 /*
- * Wait for `done`: on the loopback ring by making visits, else for the
- * daemon's.  -ETIMEDOUT, or -EINTR for a fatal signal.
+ * Wait for `done` until @deadline (jiffies): on the loopback ring by making
+ * visits, else for the daemon's.  -ETIMEDOUT, or -EINTR for a fatal signal.
  */
 static int awg_wait(struct awg_board *b, bool (*done)(struct awg_board *, void *),
-		    void *arg, unsigned int timeout_ms, bool *stalled)
+		    void *arg, unsigned long deadline, bool *stalled)
 {
-	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
-
 	for (;;) {
 		long left = deadline - jiffies;
 		long ret;
@@ -633,7 +631,8 @@ static int awg_submit(struct awg_board *b, struct list_head *items,
 	spin_unlock(&b->lock);
 	wake_up(&b->work_wq);
 
-	ret = awg_wait(b, awg_sub_done, sub, AWG_SUBMIT_TIMEOUT_MS, &stalled);
+	ret = awg_wait(b, awg_sub_done, sub,
+		       jiffies + msecs_to_jiffies(AWG_SUBMIT_TIMEOUT_MS), &stalled);
 	if (ret) {
 		/* Take back what is not on the token yet. */
 		spin_lock(&b->lock);
@@ -720,7 +719,9 @@ int awg_submit_event(struct awg_board *b, u32 node, u32 id, u32 data)
 int awg_wait_event(struct awg_board *b, struct awg_event *ev)
 {
 	struct awg_event_q *q = &b->events[ev->id];
-	long ret;
+	/* One deadline: an event another waiter takes does not restart it. */
+	unsigned long deadline = jiffies + msecs_to_jiffies(ev->timeout_ms);
+	long left, ret;
 
 	for (;;) {
 		spin_lock(&b->lock);
@@ -735,13 +736,13 @@ int awg_wait_event(struct awg_board *b, struct awg_event *ev)
 		spin_unlock(&b->lock);
 		if (!ev->timeout_ms)
 			return -EAGAIN;
+		left = deadline - jiffies;
+		if (left <= 0)
+			return -ETIMEDOUT;
 		ret = wait_event_interruptible_timeout(b->event_wq,
-						       READ_ONCE(q->count),
-						       msecs_to_jiffies(ev->timeout_ms));
+						       READ_ONCE(q->count), left);
 		if (ret < 0)
 			return -EINTR;
-		if (!ret && !READ_ONCE(q->count))
-			return -ETIMEDOUT;
 	}
 }
 
@@ -765,6 +766,8 @@ static bool awg_flush_acked(struct awg_board *b, void *arg)
 
 int awg_flush(struct awg_board *b, unsigned int timeout_ms)
 {
+	/* One deadline for both: published, then acknowledged. */
+	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
 	struct awg_flush_goal g;
 	int ret;
 
@@ -772,11 +775,11 @@ int awg_flush(struct awg_board *b, unsigned int timeout_ms)
 	b->stats.flushes++;
 	g.ticket = b->ticket_next;
 	spin_unlock(&b->lock);
-	ret = awg_wait(b, awg_flush_published, &g, timeout_ms, NULL);
+	ret = awg_wait(b, awg_flush_published, &g, deadline, NULL);
 	if (ret)
 		return ret;
 	g.seq = READ_ONCE(b->seq_next);
-	return awg_wait(b, awg_flush_acked, &g, timeout_ms, NULL);
+	return awg_wait(b, awg_flush_acked, &g, deadline, NULL);
 }
 
 int awg_ring_attach(struct awg_board *b, struct file *file,

@@ -495,6 +495,79 @@ TEST_F(board, events)
 	EXPECT_EQ(2, s1.events_recv - s0.events_recv);
 }
 
+/* Events for events_deadline: 30 sent 50 ms apart, a thief polling. */
+struct steal {
+	int fd;
+	volatile int stop;
+	int sent, stolen;
+};
+
+static void *send_events(void *arg)
+{
+	struct steal *st = arg;
+	struct awg_event ev = { .node = 0, .id = 5 };
+	int i;
+
+	for (i = 0; i < 30; i++) {
+		ev.data = i;
+		if (!io(st->fd, AWG_IOC_EVENT_SEND, &ev))
+			st->sent++;
+		usleep(50000);
+	}
+	return NULL;
+}
+
+static void *steal_events(void *arg)
+{
+	struct steal *st = arg;
+	struct awg_event ev = { .id = 5 };
+
+	while (!st->stop) {
+		ev.timeout_ms = 0;
+		if (!io(st->fd, AWG_IOC_EVENT_WAIT, &ev))
+			st->stolen++;
+	}
+	return NULL;
+}
+
+/*
+ * A wait's timeout is one deadline: while events keep coming that another
+ * waiter takes first, a wait of 300 ms still ends (with an event or
+ * ETIMEDOUT) within its 300 ms and some slack, not 300 ms after the last
+ * event it saw go by.
+ */
+TEST_F(board, events_deadline)
+{
+	struct steal st = { .fd = self->fd };
+	struct awg_event ev = { .id = 5 };
+	pthread_t snd, thief;
+	double t, took, worst = 0;
+	int i, ret, got = 0;
+
+	ASSERT_EQ(0, pthread_create(&thief, NULL, steal_events, &st));
+	ASSERT_EQ(0, pthread_create(&snd, NULL, send_events, &st));
+	for (i = 0; i < 3; i++) {
+		ev.timeout_ms = 300;
+		t = now();
+		ret = io(self->fd, AWG_IOC_EVENT_WAIT, &ev);
+		took = now() - t;
+		EXPECT_TRUE(ret == 0 || ret == -ETIMEDOUT);
+		got += !ret;
+		if (took > worst)
+			worst = took;
+	}
+	pthread_join(snd, NULL);
+	usleep(200000);		/* the thief takes the last ones */
+	st.stop = 1;
+	pthread_join(thief, NULL);
+	TH_LOG("%d events sent, %d taken by the thief, %d by the waits; longest wait %.3f s",
+	       st.sent, st.stolen, got, worst);
+	EXPECT_LE(worst, 0.55);
+	EXPECT_EQ(st.sent, st.stolen + got);
+	ev.timeout_ms = 0;
+	EXPECT_EQ(-EAGAIN, io(self->fd, AWG_IOC_EVENT_WAIT, &ev));
+}
+
 TEST_F(board, privileges)
 {
 	pid_t pid = fork();
