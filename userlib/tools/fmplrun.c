@@ -56,7 +56,7 @@ static const char usage_text[] =
 "  -V, --version         fmplrun's version and the FMPL uapi version\n"
 "\n"
 "Other variables libfmpl reads (passed on unchanged): FMPL_SPIN_US,\n"
-"FMPL_COLL, FMPL_MODE, FMPL_JOIN_TIMEOUT_MS, FMPL_DEV (userlib/README.md).\n"
+"FMPL_FAST, FMPL_COLL, FMPL_MODE, FMPL_JOIN_TIMEOUT_MS, FMPL_DEV (libfmpl(3)).\n"
 "\n"
 "Exit status: 0 if every rank exited 0; the first failed rank's status;\n"
 "124 after --timeout; 2 for a usage error; 1 if fmplrun itself failed;\n"
