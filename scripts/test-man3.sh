@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-man3.sh - the libraries' manual pages (Documentation/man/man3,
-# Documentation/man/man7), installed by make install-libdlm,
-# install-libfmpl and install-libawgstar into a DESTDIR:
+# test-man3.sh - the hand-written manual pages: the libraries'
+# (Documentation/man/man3), the devices' (man4) and dlm(7), installed by
+# make install-libdlm, install-libfmpl, install-libawgstar and
+# install-tools into a DESTDIR:
 #   - every function that libdlm.so, libfmpl.so and libawgstar.so export
 #     is found by man(1) in section 3, and the page it leads to names it
 #     in NAME and declares it in SYNOPSIS;
@@ -14,6 +15,8 @@
 #     -Werror (a prototype that drifts from the header is a conflicting
 #     declaration), and each complete program in EXAMPLES compiles and
 #     links against the installed library;
+#   - every ioctl and every struct member of a device's uapi header is
+#     named on its section-4 page;
 #   - every page of ours that a SEE ALSO names is installed.
 # TAP output.
 set -uo pipefail
@@ -38,7 +41,7 @@ install_all() {
 		install-libawgstar install-tools DESTDIR="$root" \
 		>"$tmp/make.log" 2>&1 || { cat "$tmp/make.log"; return 1; }
 	local f bad=0
-	for f in "$top"/Documentation/man/man[37]/*.[37]; do
+	for f in "$top"/Documentation/man/man[347]/*.[347]; do
 		test -f "$mandir/man${f##*.}/${f##*/}" ||
 			{ echo "${f#"$top"/} not installed"; bad=1; }
 	done
@@ -86,7 +89,7 @@ functions_ok() {	# functions_ok LIB: each export has a page naming it
 # The pages that are not links.
 pages() {
 	local f
-	for f in "$mandir"/man3/*.3 "$mandir"/man7/*.7; do
+	for f in "$mandir"/man3/*.3 "$mandir"/man4/*.4 "$mandir"/man7/*.7; do
 		grep -q '^\.so ' "$f" || echo "$f"
 	done
 }
@@ -94,11 +97,15 @@ pages() {
 # lib_of PAGE: the library whose footer the page must carry.
 lib_of() {
 	local b=${1##*/} l h p
+	case $b in
+	fmpl.4) echo fmpl; return ;;
+	awgstar.4) echo awgstar; return ;;
+	esac
 	for l in "${libs[@]}"; do
 		IFS=: read -r lib h p <<<"$l"
 		[[ $b == "$p"* || $b == lib$lib.3 ]] && { echo "$lib"; return; }
 	done
-	echo dlm	# dlm(7): the project's overview carries libdlm's version
+	echo dlm	# dlm(7), dlmem(4): the project's version is libdlm's
 }
 
 form_ok() {	# form_ok PAGE: groff-clean, sections, version
@@ -106,13 +113,16 @@ form_ok() {	# form_ok PAGE: groff-clean, sections, version
 	w=$(cd "$mandir" && LC_ALL=C groff -t -man -ww -z "$page" 2>&1)
 	[[ -z $w ]] || { echo "groff warnings: $w"; bad=1; }
 	secs=(NAME DESCRIPTION "SEE ALSO")
-	[[ $page == *.7 ]] || secs+=(LIBRARY SYNOPSIS "RETURN VALUE")
+	case $page in
+	*.3) secs+=(LIBRARY SYNOPSIS "RETURN VALUE") ;;
+	*.4) secs+=(SYNOPSIS IOCTLS ERRORS) ;;
+	esac
 	for s in "${secs[@]}"; do
 		grep -q "^\.SH \"\{0,1\}$s\"\{0,1\}$" "$page" || { echo "no section $s"; bad=1; }
 	done
 	lib=$(lib_of "$page")
 	ver=$(sed -n 's/^Version: //p' "$pre/lib/pkgconfig/$lib.pc")
-	grep -q "^\.TH [A-Z0-9_]* [37] [0-9-]* \"lib$lib $ver\" \"DLM" "$page" ||
+	grep -q "^\.TH [A-Z0-9_]* [347] [0-9-]* \"lib$lib $ver\" \"DLM" "$page" ||
 		{ echo "footer is not \"lib$lib $ver\": $(grep '^\.TH' "$page")"; bad=1; }
 	return $bad
 }
@@ -145,7 +155,7 @@ examples_ok() {
 	lib=$(lib_of "$page")
 	rm -rf "$tmp/ex"
 	while read -r src; do
-		$CC -std=gnu11 -Wall -Wextra -Werror -I"$pre/include" \
+		$CC -std=gnu11 -Wall -Wextra -Werror -I"$pre/include" -I"$top/uapi" \
 			-o "${src%.c}" "$src" -L"$pre/lib" -l"$lib" -lm -pthread \
 			2>&1 || { echo "${src##*/}:"; cat -n "$src"; bad=1; }
 		echo "${page##*/}" >>"$tmp/examples"
@@ -153,9 +163,34 @@ examples_ok() {
 	return $bad
 }
 
+# uapi_ok PAGE: a device page names every ioctl of its uapi header and
+# every member of the header's structs.
+uapi_ok() {
+	local page=$1 h w bad=0
+	case ${page##*/} in
+	dlmem.4) h=dlmem.h ;;
+	fmpl.4) h=fmpl.h ;;
+	awgstar.4) h=awgstar.h ;;
+	*) return 0 ;;
+	esac
+	render "$page" >"$tmp/dev.txt" || return 1
+	for w in $(sed -n 's/^#define \([A-Z_]*_IOC_[A-Z0-9_]*\).*/\1/p' "$top/uapi/linux/$h") \
+		 $(awk '/^struct [a-z_0-9]+ \{/ { on = 1; next }
+			on && /^\};/ { on = 0 }
+			on && /^\t[a-z_0-9 ]+[ *]+[a-z_0-9]+(\[[^]]*\])?;/ {
+				l = $0; sub(/\[.*/, "", l); sub(/;.*/, "", l)
+				n = split(l, a, /[ *\t]+/); print a[n] }' \
+			"$top/uapi/linux/$h" | sort -u); do
+		grep -qw -- "$w" "$tmp/dev.txt" ||
+			{ echo "$h: $w is not on ${page##*/}"; bad=1; }
+	done
+	return $bad
+}
+
 page_ok() {
 	local bad=0
 	form_ok "$1" || bad=1
+	uapi_ok "$1" || bad=1
 	synopsis_ok "$1" || bad=1
 	examples_ok "$1" || bad=1
 	return $bad
@@ -168,8 +203,8 @@ see_also_ok() {	# every page of ours named in a SEE ALSO is installed
 		while read -r ref; do
 			name=${ref%%(*} sec=${ref#*(} sec=${sec%)}
 			case $name in
-			dlm | dlm_* | dlmd | dlm-memserver | dlmctl | fmpl* | \
-			libfmpl | awg_* | awgstard | libawgstar) ;;
+			dlm | dlm_* | dlmd | dlm-memserver | dlmctl | dlmem | fmpl* | \
+			libfmpl | awg_* | awgstar | awgstard | libawgstar) ;;
 			*) continue ;;
 			esac
 			man -M "$mandir" -w "$sec" "$name" >/dev/null 2>&1 ||
@@ -204,7 +239,7 @@ for l in "${libs[@]}"; do
 	check "lib$lib.so: every exported function has a page that names it in NAME and SYNOPSIS" \
 		functions_ok "$lib"
 done
-check "every page: no groff warning, a library page's sections, its library's version; SYNOPSIS and EXAMPLES programs compile" \
+check "every page: no groff warning, its section's headings, its library's version; SYNOPSIS and EXAMPLES programs compile; device pages name their uapi" \
 	pages_all_ok
 check "SEE ALSO names only pages that are installed" see_also_ok
 exit $fail

@@ -155,7 +155,7 @@ install-libdlm: $(O)/lib/libdlm.so.0 $(O)/lib/libdlm.a $(O)/lib/pkgconfig/dlm.pc
 	install -D -m 0644 userlib/include/dlm.h $(DESTDIR)$(LIBDLM_PREFIX)/include/dlm.h
 	install -D -m 0644 $(O)/lib/pkgconfig/dlm.pc \
 		$(DESTDIR)$(LIBDLM_PREFIX)/lib/pkgconfig/dlm.pc
-	$(call install_man3,$(LIBDLM_PREFIX),dlm_*.3)
+	$(call install_man,3,$(LIBDLM_PREFIX),dlm_*.3)
 	$(if $(DESTDIR),,-ldconfig)
 
 # ---- libfmpl: the FMPL message library over /dev/fmpl ----------------------
@@ -277,7 +277,8 @@ install-libfmpl: $(O)/lib/libfmpl.so.0 $(O)/lib/libfmpl.a $(O)/lib/pkgconfig/fmp
 	install -D -m 0755 $(O)/bin/fmplrun $(DESTDIR)$(LIBFMPL_PREFIX)/bin/fmplrun
 	install -D -m 0644 $(MAN_DIR)/fmplrun.1 \
 		$(DESTDIR)$(LIBFMPL_PREFIX)/share/man/man1/fmplrun.1
-	$(call install_man3,$(LIBFMPL_PREFIX),libfmpl.3 fmpl_*.3)
+	$(call install_man,3,$(LIBFMPL_PREFIX),libfmpl.3 fmpl_*.3)
+	$(call install_man,4,$(LIBFMPL_PREFIX),fmpl.4)
 	$(if $(DESTDIR),,-ldconfig)
 
 # ---- libawgstar: the AWG-STAR shared-memory board (/dev/awgstar) ----------
@@ -365,5 +366,6 @@ install-libawgstar: $(O)/lib/libawgstar.so.0 $(O)/lib/libawgstar.a \
 		$(DESTDIR)$(LIBAWG_PREFIX)/include/linux/awgstar.h
 	install -D -m 0644 $(O)/lib/pkgconfig/awgstar.pc \
 		$(DESTDIR)$(LIBAWG_PREFIX)/lib/pkgconfig/awgstar.pc
-	$(call install_man3,$(LIBAWG_PREFIX),libawgstar.3 awg_*.3)
+	$(call install_man,3,$(LIBAWG_PREFIX),libawgstar.3 awg_*.3)
+	$(call install_man,4,$(LIBAWG_PREFIX),awgstar.4)
 	$(if $(DESTDIR),,-ldconfig)

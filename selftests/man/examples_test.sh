@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# examples_test.sh - the example programs of the libraries' manual pages
-# (Documentation/man/man3) run, and print what their pages show.
+# examples_test.sh - the example programs of the libraries' and devices'
+# manual pages (Documentation/man/man3, man4) run, and print what their
+# pages show.
 # scripts/man-examples.sh takes each complete program out of its page as
 # a reader sees it; it is built against build/lib and run the way its page
 # says: the FMPL ones under fmplrun, the AWG-STAR ones on a ring of three
@@ -17,6 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 bin=${DLM_BIN:-$top/build}
 man3=$top/Documentation/man/man3
+man4=$top/Documentation/man/man4
 tmp=$(mktemp -d)
 n=0 fail=0 pids=()
 
@@ -29,7 +31,7 @@ if ! command -v cc >/dev/null || ! command -v groff >/dev/null; then
 	echo "1..0 # SKIP needs cc and groff"
 	exit $KSFT_SKIP
 fi
-echo "1..17"
+echo "1..20"
 
 # shellcheck source=selftests/awgstar/lib.sh
 source "$top/selftests/awgstar/lib.sh"
@@ -65,7 +67,7 @@ build() {
 		cc -std=gnu11 -O2 -I"$top/userlib/include" -I"$top/uapi" \
 			-o "${c%.c}" "$c" -L"$bin/lib" -Wl,-rpath,"$bin/lib" \
 			-l"$lib" -lm -pthread || return 1
-	done < <("$top/scripts/man-examples.sh" "$tmp/ex" "$man3"/*.3)
+	done < <("$top/scripts/man-examples.sh" "$tmp/ex" "$man3"/*.3 "$man4"/*.4)
 }
 
 # run EXAMPLE SHOWN DESCRIPTION CMD...: CMD (its output in $tmp/EXAMPLE.out)
@@ -75,6 +77,7 @@ run() {
 	local ex=$1 shown=$2 what=$3 page out=$tmp/$1.out rc line miss=""
 	shift 3
 	page=$man3/${ex%-*}.3
+	[[ -f $page ]] || page=$man4/${ex%-*}.4
 	timeout 120 "$@" >"$out" 2>"$tmp/$ex.err"
 	rc=$?
 	if ((rc != 0)); then
@@ -148,6 +151,14 @@ else
 fi
 # back to the module as run-in-vm.sh loaded it
 rmmod dlmem && insmod "${DLM_KO:-$top/kmod/dlmem.ko}"
+
+# ---- the devices' pages: raw ioctls ----------------------------------------
+run dlmem-1 1 "dlmem(4): a local space through the raw ioctls" "$ex/dlmem-1"
+# the world's key is the pid: the page shows one as 0x2f1b
+run fmpl-1 1 "fmpl(4): the handshake, the limits, a world of one" \
+	sh -c "'$ex/fmpl-1' | sed 's/world 0x[0-9a-f]*/world 0x2f1b/'"
+run awgstar-1 1 "awgstar(4): a board alone: ioctl and pwrite, read back" \
+	"$ex/awgstar-1" /dev/awgstar
 
 # ---- libdlm ---------------------------------------------------------------
 run dlm_stats-1 0 "dlm_stats(3): the counters of a fresh local space" "$ex/dlm_stats-1"
