@@ -29,8 +29,8 @@ trap 'rm -rf "$tmp"' EXIT
 root=$tmp/root
 pre=$root/usr/local
 mandir=$pre/share/man
-# library:header:page prefix
-libs=(dlm:dlm.h:dlm_ fmpl:fmpl.h:fmpl_ awgstar:awgstar.h:awg_)
+# library:header:page prefix:device page (uapi/linux/DEVICE.h, DEVICE.4)
+libs=(dlm:dlm.h:dlm_:dlmem fmpl:fmpl.h:fmpl_:fmpl awgstar:awgstar.h:awg_:awgstar)
 n=0 fail=0
 
 # shellcheck source=scripts/tap-check.sh
@@ -96,16 +96,13 @@ pages() {
 
 # lib_of PAGE: the library whose footer the page must carry.
 lib_of() {
-	local b=${1##*/} l h p
-	case $b in
-	fmpl.4) echo fmpl; return ;;
-	awgstar.4) echo awgstar; return ;;
-	esac
+	local b=${1##*/} l lib h p d
 	for l in "${libs[@]}"; do
-		IFS=: read -r lib h p <<<"$l"
-		[[ $b == "$p"* || $b == lib$lib.3 ]] && { echo "$lib"; return; }
+		IFS=: read -r lib h p d <<<"$l"
+		[[ $b == "$p"* || $b == lib$lib.3 || $b == $d.4 ]] &&
+			{ echo "$lib"; return; }
 	done
-	echo dlm	# dlm(7), dlmem(4): the project's version is libdlm's
+	echo dlm	# dlm(7): the project's version is libdlm's
 }
 
 form_ok() {	# form_ok PAGE: groff-clean, sections, version
@@ -140,9 +137,9 @@ synopsis_ok() {	# synopsis_ok PAGE: what SYNOPSIS shows compiles
 }
 
 header_of() {
-	local l lib h p
+	local l lib h p d
 	for l in "${libs[@]}"; do
-		IFS=: read -r lib h p <<<"$l"
+		IFS=: read -r lib h p d <<<"$l"
 		[[ $lib == "$1" ]] && echo "$pre/include/$h"
 	done
 }
@@ -167,12 +164,8 @@ examples_ok() {
 # every member of the header's structs.
 uapi_ok() {
 	local page=$1 h w bad=0
-	case ${page##*/} in
-	dlmem.4) h=dlmem.h ;;
-	fmpl.4) h=fmpl.h ;;
-	awgstar.4) h=awgstar.h ;;
-	*) return 0 ;;
-	esac
+	[[ $page == *.4 ]] || return 0
+	h=$(basename "$page" .4).h
 	render "$page" >"$tmp/dev.txt" || return 1
 	for w in $(sed -n 's/^#define \([A-Z_]*_IOC_[A-Z0-9_]*\).*/\1/p' "$top/uapi/linux/$h") \
 		 $(awk '/^struct [a-z_0-9]+ \{/ { on = 1; next }
@@ -216,7 +209,7 @@ see_also_ok() {	# every page of ours named in a SEE ALSO is installed
 }
 
 pages_all_ok() {
-	local page bad=0 out np=0
+	local page bad=0 out np=0 l lib h p d
 	: >"$tmp/examples"
 	while read -r page; do
 		np=$((np + 1))
@@ -224,9 +217,10 @@ pages_all_ok() {
 	done < <(pages)
 	echo "$np pages, $(wc -l <"$tmp/examples") example programs compiled"
 	# every library has a page with a complete program
-	for l in dlm_ fmpl awg_; do
-		grep -q "^$l\|^lib$l" "$tmp/examples" ||
-			{ echo "no example program on a ${l%_} page"; bad=1; }
+	for l in "${libs[@]}"; do
+		IFS=: read -r lib h p d <<<"$l"
+		grep -q "^$p\|^lib$lib\.3" "$tmp/examples" ||
+			{ echo "no example program on a lib$lib page"; bad=1; }
 	done
 	return $bad
 }
@@ -235,7 +229,7 @@ echo "TAP version 13"
 echo "1..$((${#libs[@]} + 3))"
 check "make install-lib{dlm,fmpl,awgstar} install-tools DESTDIR=...: every page in share/man" install_all
 for l in "${libs[@]}"; do
-	IFS=: read -r lib h p <<<"$l"
+	IFS=: read -r lib h p d <<<"$l"
 	check "lib$lib.so: every exported function has a page that names it in NAME and SYNOPSIS" \
 		functions_ok "$lib"
 done
