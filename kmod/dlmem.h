@@ -330,6 +330,7 @@ struct dlm_req *dlm_req_send_io(u32 op, struct dlm_space *sp, u64 dpn,
 void dlm_daemon_stalled(const char *what, int index);
 void dlm_req_put(struct dlm_req *req);
 void dlm_req_timed_out(struct dlm_req *req);
+void dlm_reqs_watchdog(void);
 
 /* remote.c: remote spaces */
 int dlm_remote_init(void);

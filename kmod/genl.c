@@ -117,6 +117,45 @@ void dlm_daemon_stalled(const char *what, int index)
 	dlm_daemon_gone(why);
 }
 
+/*
+ * Declare the daemon gone if any request has been in flight for longer
+ * than request_timeout_ms.  For waits that have no request of their own
+ * to time (remote.c: every slot in transfer, or the owner's
+ * max_user_requests reached): the requests they wait behind may have no
+ * waiter at all (read-ahead, or their program was killed), and a daemon
+ * that is alive but silent would otherwise keep such a wait polling for
+ * ever.  Costs one walk of the requests in flight.
+ */
+void dlm_reqs_watchdog(void)
+{
+	u64 limit = (u64)READ_ONCE(dlm_request_timeout_ms) * NSEC_PER_MSEC;
+	XA_STATE(xas, &dlm_reqs, 0);
+	struct dlm_req *req;
+	u32 id = 0, op = 0;
+	bool stale = false;
+	char why[96];
+	u64 now;
+
+	xa_lock(&dlm_reqs);
+	/* Every request in the table was sent before this. */
+	now = ktime_get_ns();
+	xas_for_each(&xas, req, ULONG_MAX) {
+		if ((s64)(now - req->sent_ns) > (s64)limit) {
+			id = req->id;
+			op = req->op;
+			stale = true;
+			break;
+		}
+	}
+	xa_unlock(&dlm_reqs);
+	if (!stale)
+		return;
+	snprintf(why, sizeof(why),
+		 "request %u (op %u) unanswered for %u ms, found by a waiting fault",
+		 id, op, dlm_request_timeout_ms);
+	dlm_daemon_gone(why);
+}
+
 static int dlm_req_fill(struct sk_buff *msg, struct dlm_req *req,
 			const struct dlm_space *sp)
 {

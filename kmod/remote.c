@@ -54,8 +54,12 @@
  * Waiting: a fault that must wait for the daemon drops sp->lock, and the
  * mmap lock when the fault flags allow a retry, then waits killably for at
  * most request_timeout_ms.  A request unanswered that long means the
- * daemon is gone (genl.c fails everything in flight).  So every fault
- * ends within a bounded time: mapped, SIGBUS, or retried after progress.
+ * daemon is gone (genl.c fails everything in flight).  A fault with no
+ * request of its own to wait for (every slot in transfer, or the quota
+ * held by others' requests, which may have no waiter left) polls, and at
+ * each look checks the age of every request in flight
+ * (dlm_reqs_watchdog()).  So every fault ends within a bounded time:
+ * mapped, SIGBUS, or retried after progress.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -670,9 +674,13 @@ static vm_fault_t dlm_fault_wait(struct vm_fault *vmf, struct dlm_space *sp,
 		if (req2)
 			dlm_req_put(req2);
 	} else {
-		/* Someone else's transfer: it is bounded by its own timeout. */
+		/*
+		 * Someone else's transfer, or a quota others hold: nobody may
+		 * be timing those requests, so look at their age ourselves.
+		 */
 		left = wait_event_killable_timeout(sp->wq, false,
 						   msecs_to_jiffies(10));
+		dlm_reqs_watchdog();
 	}
 	dlm_space_put(sp);
 	if (may_retry)

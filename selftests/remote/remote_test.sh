@@ -278,6 +278,55 @@ rw "and serves correctly" -t 8 -b 1024 -p 1024
 # A daemon that stays registered but stops answering.
 start_daemon stall-after:30
 timed "daemon stalls mid-run: SIGBUS within the timeout" 135 20 "$rw" -t 16 -b 1024 -p 1024
+# A fault with no request of its own to time: the owner's
+# max_user_requests is held by a request whose program was killed while
+# the daemon was stopped (registered, alive, silent).  Nobody waits for
+# that request any more; the fault must still end in SIGBUS within about
+# request_timeout_ms, not poll for ever.  wait_file F: up to 60 s.
+wait_file() {
+	for _ in $(seq 600); do [[ -e $1 ]] && return 0; sleep 0.1; done
+	return 1
+}
+orphaned_quota() {
+	local a b sw start ms
+	start_daemon normal || return 1
+	echo 1 >$params/max_user_requests
+	"$rw" -s "$tmp/sva" -t 8 -b 1024 -p 1024 >"$tmp/a" 2>&1 & a=$!
+	wait_file "$tmp/sva.written" || return 1
+	"$rw" -s "$tmp/svb" -t 8 -b 1024 -p 1024 >"$tmp/b" 2>&1 & b=$!
+	wait_file "$tmp/svb.written" || return 1
+	kill -STOP "$daemon"
+	sw=$(cat /sys/class/misc/dlm/stats/store_waits)
+	touch "$tmp/sva.go"	# its first read evicts: a STORE, unanswered
+	for _ in $(seq 50); do
+		(($(cat /sys/class/misc/dlm/stats/store_waits) > sw)) && break
+		sleep 0.01
+	done
+	sleep 0.1
+	kill -KILL $a
+	wait $a 2>/dev/null
+	start=$(date +%s%N)
+	touch "$tmp/svb.go"	# its first read needs a STORE too: quota full
+	for _ in $(seq 150); do kill -0 $b 2>/dev/null || break; sleep 0.1; done
+	ms=$((($(date +%s%N) - start) / 1000000))
+	if kill -0 $b 2>/dev/null; then
+		kill -KILL $b
+		wait $b 2>/dev/null
+		echo "# still faulting after $ms ms"
+		return 1
+	fi
+	wait $b
+	echo "# status $? in $ms ms: $(cat "$tmp/b")"
+	[[ $(cat "$tmp/b") =~ lost=[1-9].*wrong=0 ]] && ((ms < 10000))
+}
+if orphaned_quota >"$tmp/oq" 2>&1 &&
+   dmesg | tail -20 | grep -q "unanswered for 1000 ms, found by a waiting fault"; then
+	ok "quota held by a killed program's request: SIGBUS, bounded $(grep '^#' "$tmp/oq" | tr -d '#')"
+else
+	notok "quota held by a killed program's request: SIGBUS, bounded: $(tr '\n' ' ' <"$tmp/oq")"
+fi
+echo 0 >$params/max_user_requests
+kill -CONT "$daemon" 2>/dev/null
 start_daemon silent
 timed "silent daemon: DLM_IOC_SETUP fails (ETIMEDOUT), bounded" 2 10 "$rw" -t 8 -b 1024 -p 1024
 if start_daemon normal; then ok "a new daemon replaces the silent one"
