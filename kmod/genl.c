@@ -8,7 +8,10 @@
  * name a request in flight and carry 0 or a negative errno.  The daemon is
  * gone when it unregisters, when its socket is released (it died), or when
  * a request goes unanswered past request_timeout_ms; every request in
- * flight then fails, and programs waiting on one get SIGBUS.
+ * flight then fails, and programs waiting on one get SIGBUS.  A space
+ * belongs to the daemon that accepted its SPACE_NEW: requests about it
+ * are never sent to a later daemon, which could not answer for its pages
+ * (dlm_req_send_io() fails them with -ENOTCONN, as with no daemon).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -254,6 +257,10 @@ struct dlm_req *dlm_req_send_io(u32 op, struct dlm_space *sp, u64 dpn,
 	mutex_lock(&dlm_daemon_lock);
 	portid = dlm_daemon_portid;
 	net = dlm_daemon_net;
+	if (op == DLM_NL_OP_SPACE_NEW)
+		sp->generation = dlm_daemon_gen;
+	else if (sp->generation != dlm_daemon_gen)
+		portid = 0;	/* a later daemon never knew this space */
 	if (!portid) {
 		mutex_unlock(&dlm_daemon_lock);
 		ret = -ENOTCONN;

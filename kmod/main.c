@@ -21,19 +21,42 @@ MODULE_PARM_DESC(max_local_mb,
 		 "Largest local budget of one DLM space in MiB (default 0: half of RAM)");
 
 unsigned int dlm_request_timeout_ms = 5000;
-module_param_named(request_timeout_ms, dlm_request_timeout_ms, uint, 0644);
+
+/* 0 would make every wait time out at once: refused, at load and later. */
+static int dlm_timeout_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int ms;
+	int ret;
+
+	ret = kstrtouint(val, 0, &ms);
+	if (ret)
+		return ret;
+	if (!ms) {
+		pr_err("request_timeout_ms must be at least 1\n");
+		return -EINVAL;
+	}
+	WRITE_ONCE(*(unsigned int *)kp->arg, ms);
+	return 0;
+}
+
+static const struct kernel_param_ops dlm_timeout_ops = {
+	.set = dlm_timeout_set,
+	.get = param_get_uint,
+};
+module_param_cb(request_timeout_ms, &dlm_timeout_ops, &dlm_request_timeout_ms,
+		0644);
 MODULE_PARM_DESC(request_timeout_ms,
-		 "How long a fault waits for the daemon before declaring it gone and failing with SIGBUS (ms, default 5000)");
+		 "How long a request may stay unanswered before the daemon is declared gone and faults waiting on it get SIGBUS (ms, default 5000, at least 1)");
 
 unsigned int dlm_reserve_dpages = 4;
 module_param_named(reserve_dpages, dlm_reserve_dpages, uint, 0644);
 MODULE_PARM_DESC(reserve_dpages,
-		 "Free DLM pages a remote space with the cross or async protocol keeps ready, at most a quarter of its budget (default 4, 0: evict on demand); read at DLM_IOC_SETUP");
+		 "Free DLM pages a remote space keeps ready by storing victims ahead of need (cross, async and inline protocols), at most a quarter of its budget (default 4, 0: evict on demand); read at DLM_IOC_SETUP");
 
 unsigned int dlm_readahead_dpages = 1;
 module_param_named(readahead_dpages, dlm_readahead_dpages, uint, 0644);
 MODULE_PARM_DESC(readahead_dpages,
-		 "DLM pages a remote space with the cross or async protocol fetches ahead of a sequential fault (default 1, 0: off; spaces of 8 DLM pages or more)");
+		 "DLM pages a remote space fetches ahead of a sequential fault (cross, async and inline protocols; default 1, 0: off; local budgets of 8 DLM pages or more)");
 
 bool dlm_same_filled = true;
 module_param_named(same_filled, dlm_same_filled, bool, 0644);
@@ -72,11 +95,6 @@ static int __init dlm_init(void)
 	ret = dlm_limits_init();
 	if (ret)
 		return ret;
-
-	if (!dlm_request_timeout_ms) {
-		pr_err("request_timeout_ms must be at least 1\n");
-		return -EINVAL;
-	}
 
 	ret = dlm_genl_init();
 	if (ret) {

@@ -20,7 +20,7 @@ if [[ $(id -u) != 0 || ! -c /dev/dlm ]]; then
 	exit 4
 fi
 need "$bin/dlmd" "$bin/dlm-memserver" "$rw"
-echo "1..5"
+echo "1..6"
 
 start_memserver ms 64 wait && port=$MS_PORT ||
 	{ echo "Bail out! dlm-memserver did not start"; exit 1; }
@@ -61,6 +61,13 @@ if ((secs < 60)); then
 	ok "it read the whole space in ${secs} s (bounded: no page waited for the old daemon)"
 else
 	notok "reading the old space took ${secs} s"
+fi
+# The kernel keeps the old space's requests from the new daemon (which
+# never knew it) instead of letting it refuse them one by one.
+if grep -q 'unknown SPACE' "$tmp/second.log"; then
+	notok "the new dlmd was sent requests about the old space: $(grep -c 'unknown SPACE' "$tmp/second.log") logged"
+else
+	ok "the new dlmd was sent no request about the old space"
 fi
 
 timeout 300 "$rw" -t 32 -b 4096 -p 1024 >"$tmp/new.out" 2>&1

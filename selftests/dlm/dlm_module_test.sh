@@ -62,8 +62,16 @@ check "default_page_kb=64 reported by DLM_IOC_GET_INFO" bash -c "
 	rmmod dlmem && insmod '$DLM_KO' default_page_kb=64 &&
 	'$DLM_BIN/bin/dlmctl' --json info | grep -c >/dev/null '\"page_size_default\": 65536'"
 rmmod dlmem
-check "bad parameters refused (default_page_kb=6, max_local_mb too big)" \
+check "bad parameters refused (default_page_kb=6, max_local_mb too big, request_timeout_ms=0)" \
 	bash -c "! insmod '$DLM_KO' default_page_kb=6 2>/dev/null &&
 		 ! insmod '$DLM_KO' max_local_mb=999999999 2>/dev/null &&
+		 ! insmod '$DLM_KO' request_timeout_ms=0 2>/dev/null &&
 		 insmod '$DLM_KO'"
+# At run time too: a 0 would make every wait time out at once.
+t=/sys/module/dlmem/parameters/request_timeout_ms
+check "request_timeout_ms: 0 and garbage refused through sysfs, 1 taken" \
+	bash -c "old=\$(cat $t) &&
+		 ! echo 0 2>/dev/null >$t && ! echo x 2>/dev/null >$t &&
+		 test \$(cat $t) = \$old && echo 1 >$t && test \$(cat $t) = 1 &&
+		 echo \$old >$t && test \$(cat $t) = \$old"
 exit $fail
