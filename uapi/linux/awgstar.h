@@ -53,10 +53,12 @@
 
 /**
  * struct awg_api - AWG_IOC_API argument.
- * @api: in: AWG_API_VERSION the caller was built for; out: the kernel's.
+ * @api: in: AWG_API_VERSION the caller was built for, not 0 (any other
+ *	value is accepted: the caller compares the one returned); out: the
+ *	kernel's.
  * @reserved: must be zero.
- * @features: in: required features (unknown bits: EINVAL, known but
- *	unsupported: EOPNOTSUPP); out: every supported feature.
+ * @features: in: required features (a bit this kernel does not support:
+ *	EINVAL); out: every supported feature.
  */
 struct awg_api {
 	__u32 api;
@@ -160,6 +162,9 @@ struct awg_config {
  * @len: bytes, at most AWG_XFER_MAX; offset + len within the region.
  * @flags: must be zero.
  * @reserved: must be zero.
+ *
+ * A write waits up to 10 s for the token to take each round of 64 frames
+ * (ETIMEDOUT: the ring is stalled).
  */
 struct awg_xfer {
 	__u64 offset;
@@ -191,6 +196,8 @@ struct awg_flush {
  *	EAGAIN when none is pending); send: must be zero.
  * @reserved: must be zero.
  *
+ * A wait ends early with EINTR on any signal.  A send waits up to 10 s
+ * for the token to take the event (ETIMEDOUT).
  * Each node queues up to 256 events per id; more are dropped and counted
  * (awg_stats.event_overflows).
  */
@@ -357,7 +364,7 @@ struct awg_ring_attach {
  * @out: where to put the token to pass on (user address).
  * @in_len: bytes at @in (0 with AWG_VISIT_NEW).
  * @out_cap: bytes at @out, at least AWG_TOKEN_MAX.
- * @out_len: out: bytes written at @out.
+ * @out_len: in: must be 0; out: bytes written at @out.
  * @flags: AWG_VISIT_*.
  * @live_mask: with AWG_VISIT_NEW: the nodes of the new token (must include
  *	node 0); else zero.

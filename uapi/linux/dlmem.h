@@ -105,7 +105,8 @@ struct dlm_info {
  *	multiple of the DLM page size, at most dlm_info.local_budget_max;
  *	0 selects min(total_size, rounded-down local_budget_max).
  *	Out: the budget in force.
- * @mmap_offset: out: the offset to pass to mmap() for this space.
+ * @mmap_offset: in: must be 0; out: the offset to pass to mmap() for this
+ *	space.
  * @policy: DLM_POLICY_*; must be 0 for DLM_BACKING_LOCAL.  Out: in force.
  * @protocol: DLM_PROTO_*; must be 0 for DLM_BACKING_LOCAL.  Out: in force.
  * @reserved: must be zero.
