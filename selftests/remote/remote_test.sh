@@ -288,7 +288,7 @@ wait_file() {
 	return 1
 }
 orphaned_quota() {
-	local a b sw start ms
+	local a b start ms
 	start_daemon normal || return 1
 	echo 1 >$params/max_user_requests
 	"$rw" -s "$tmp/sva" -t 8 -b 1024 -p 1024 >"$tmp/a" 2>&1 & a=$!
@@ -296,13 +296,12 @@ orphaned_quota() {
 	"$rw" -s "$tmp/svb" -t 8 -b 1024 -p 1024 >"$tmp/b" 2>&1 & b=$!
 	wait_file "$tmp/svb.written" || return 1
 	kill -STOP "$daemon"
-	sw=$(cat /sys/class/misc/dlm/stats/store_waits)
 	touch "$tmp/sva.go"	# its first read evicts: a STORE, unanswered
-	for _ in $(seq 50); do
-		(($(cat /sys/class/misc/dlm/stats/store_waits) > sw)) && break
+	# Killable waits show as D: then its STORE is sent and waited on.
+	for _ in $(seq 500); do
+		[[ $(cut -d' ' -f3 /proc/$a/stat 2>/dev/null) == D ]] && break
 		sleep 0.01
 	done
-	sleep 0.1
 	kill -KILL $a
 	wait $a 2>/dev/null
 	start=$(date +%s%N)
