@@ -198,6 +198,7 @@ struct awg_flush {
  *
  * A wait ends early with EINTR on any signal.  A send waits up to 10 s
  * for the token to take the event (ETIMEDOUT).
+ *
  * Each node queues up to 256 events per id; more are dropped and counted
  * (awg_stats.event_overflows).
  */
