@@ -260,7 +260,6 @@ struct dlm_space {
  * @slot: the slot the frames are in.
  * @status: 0 or -errno once @done.
  * @done: the daemon completed it, or it was failed.
- * @timed_out: a waiter gave up on it; its completion only cleans up.
  * @kept: a successful FETCH whose COMPLETE carried DLM_NL_F_KEPT.
  * @user_counted: counted in its space owner's transfers in flight.
  * @sent_ns: when it was sent (ktime_get_ns()).
@@ -276,7 +275,6 @@ struct dlm_req {
 	u64 slot;
 	int status;
 	bool done;
-	bool timed_out;
 	bool kept;
 	bool user_counted;
 	u64 sent_ns;
