@@ -288,7 +288,9 @@ wait_file() {
 	return 1
 }
 orphaned_quota() {
-	local a b start ms
+	local a='' b='' start ms
+	# However it ends, no helper is left waiting for its .go file.
+	trap 'kill -KILL $a $b 2>/dev/null; trap - RETURN' RETURN
 	start_daemon normal || return 1
 	echo 1 >$params/max_user_requests
 	"$rw" -s "$tmp/sva" -t 8 -b 1024 -p 1024 >"$tmp/a" 2>&1 & a=$!
@@ -304,18 +306,18 @@ orphaned_quota() {
 	done
 	kill -KILL $a
 	wait $a 2>/dev/null
+	a=''
 	start=$(date +%s%N)
 	touch "$tmp/svb.go"	# its first read needs a STORE too: quota full
 	for _ in $(seq 150); do kill -0 $b 2>/dev/null || break; sleep 0.1; done
 	ms=$((($(date +%s%N) - start) / 1000000))
 	if kill -0 $b 2>/dev/null; then
-		kill -KILL $b
-		wait $b 2>/dev/null
 		echo "# still faulting after $ms ms"
 		return 1
 	fi
 	wait $b
 	echo "# status $? in $ms ms: $(cat "$tmp/b")"
+	b=''
 	[[ $(cat "$tmp/b") =~ lost=[1-9].*wrong=0 ]] && ((ms < 10000))
 }
 if orphaned_quota >"$tmp/oq" 2>&1 &&
