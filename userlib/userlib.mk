@@ -300,9 +300,10 @@ LIBAWG_CFLAGS	:= $(USER_CFLAGS) -std=c11 -Wextra $(LIBDLM_INC) -fPIC -fvisibilit
 
 USER_TARGETS	+= $(O)/lib/libawgstar.so.0 $(O)/lib/libawgstar.so $(O)/lib/libawgstar.a \
 		   $(O)/lib/pkgconfig/awgstar.pc $(O)/lib/pkgconfig/awgstar-uninstalled.pc \
-		   $(O)/userlib/tests/awgstar_nodev_test
+		   $(O)/userlib/tests/awgstar_nodev_test $(O)/userlib/tests/awgstar_mock_test
 
 NATIVE_TESTS	+= libawgstar-nodev=$(O)/userlib/tests/awgstar_nodev_test \
+		   libawgstar-mock=$(O)/userlib/tests/awgstar_mock_test \
 		   libawgstar-abi=userlib/tests/awgstar_abi_test.sh
 
 $(O)/userlib/awg-obj/%.o: userlib/libawgstar/%.c $(LIBAWG_HDRS)
@@ -349,6 +350,14 @@ $(O)/lib/pkgconfig/awgstar-uninstalled.pc: userlib/userlib.mk
 # Native test: every call's argument checks, and awg_open without a board
 # (ENOENT) or on a file that is not one (EPROTONOSUPPORT); no /dev/awgstar.
 $(O)/userlib/tests/awgstar_nodev_test: userlib/tests/awgstar_nodev_test.c $(LIBAWG_HDRS) \
+		$(O)/lib/libawgstar.a $(KSFT_INC)/kselftest_harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -I$(KSFT_INC) $(LIBDLM_INC) -o $@ $< $(O)/lib/libawgstar.a
+
+# Native test: awg_barrier's numbers, retries and early events, and the
+# event calls' id checks, against a board mocked in the test (it defines
+# ioctl(2), which libawgstar.a's calls then reach).
+$(O)/userlib/tests/awgstar_mock_test: userlib/tests/awgstar_mock_test.c $(LIBAWG_HDRS) \
 		$(O)/lib/libawgstar.a $(KSFT_INC)/kselftest_harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -I$(KSFT_INC) $(LIBDLM_INC) -o $@ $< $(O)/lib/libawgstar.a

@@ -80,15 +80,18 @@ int awg_flush(struct awg_handle *h);
 /* Send event `id` (< AWG_BARRIER_EVENT) with `data` to `node` or AWG_NODE_ALL. */
 int awg_send_event(struct awg_handle *h, uint32_t node, uint32_t id, uint32_t data);
 /*
- * Wait up to timeout_ms (0: poll, EAGAIN) for event `id`; the sender goes
- * to *node and its data to *data (either may be NULL).  ETIMEDOUT.
+ * Wait up to timeout_ms (0: poll, EAGAIN) for event `id` (< AWG_BARRIER_EVENT);
+ * the sender goes to *node and its data to *data (either may be NULL).
+ * ETIMEDOUT.
  */
 int awg_wait_event(struct awg_handle *h, uint32_t id, uint32_t *node,
 		   uint32_t *data, int timeout_ms);
 /*
  * Barrier of every live node, through board events: flush, send
  * AWG_BARRIER_EVENT to all, wait for one from each other live node.
- * ETIMEDOUT after $AWG_BARRIER_TIMEOUT_MS (default 60000).
+ * ETIMEDOUT after $AWG_BARRIER_TIMEOUT_MS (default 60000).  A failed call
+ * does not count: the next call enters the same barrier, or resumes its
+ * wait without sending again.
  */
 int awg_barrier(struct awg_handle *h);
 

@@ -16,6 +16,13 @@
  * everything the others wrote before entering it.  A node that leaves the
  * ring while we wait is not waited for (the live mask is read again every
  * AWGLIB_BARRIER_SLICE_MS).  ETIMEDOUT after $AWG_BARRIER_TIMEOUT_MS.
+ *
+ * A failed call does not count.  One that failed before its event was
+ * sent (the flush, the live mask, the send) has not entered the barrier:
+ * the next call enters it, with the same number.  One that failed while
+ * waiting leaves it open (h->bar_open): the next call flushes and waits
+ * again for the nodes still missing, without sending a second event, so
+ * a program may retry after ETIMEDOUT and stay in step with the others.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -52,20 +59,18 @@ static int awglib_others(struct awg_handle *h, uint32_t *mask)
 	return 0;
 }
 
-AWGLIB_PUBLIC int awg_barrier(struct awg_handle *h)
+/*
+ * Enter barrier h->bar_seq + 1: tell the other live nodes.  Nothing is
+ * recorded in @h until the event is out, so that a failure here leaves
+ * the barrier for the next call to enter again.
+ */
+static int awglib_barrier_enter(struct awg_handle *h)
 {
-	uint32_t need, live, seq, timeout = awglib_barrier_timeout_ms();
-	uint64_t start, now;
+	uint32_t need, seq = h->bar_seq + 1;
 	struct awg_event ev;
-	uint32_t slice;
 
-	if (!h) {
-		errno = EINVAL;
+	if (awglib_others(h, &need) < 0)
 		return -1;
-	}
-	if (awg_flush(h) < 0 || awglib_others(h, &need) < 0)
-		return -1;
-	seq = ++h->bar_seq;
 	/* Alone on the ring: nobody to tell, nobody to wait for. */
 	if (need) {
 		memset(&ev, 0, sizeof(ev));
@@ -75,10 +80,36 @@ AWGLIB_PUBLIC int awg_barrier(struct awg_handle *h)
 		if (awglib_ioctl(h, AWG_IOC_EVENT_SEND, &ev) < 0)
 			return -1;
 	}
-	need &= ~h->bar_early;
+	h->bar_seq = seq;
+	h->bar_need = need & ~h->bar_early;
 	h->bar_early = 0;
+	h->bar_open = 1;
+	return 0;
+}
+
+AWGLIB_PUBLIC int awg_barrier(struct awg_handle *h)
+{
+	uint32_t live, slice, seq, timeout = awglib_barrier_timeout_ms();
+	uint64_t start, now;
+	struct awg_event ev;
+
+	if (!h) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (awg_flush(h) < 0)
+		return -1;
+	if (h->bar_open) {
+		/* Resumed: nodes that left the ring meanwhile are not waited for. */
+		if (awglib_others(h, &live) < 0)
+			return -1;
+		h->bar_need &= live;
+	} else if (awglib_barrier_enter(h) < 0) {
+		return -1;
+	}
+	seq = h->bar_seq;
 	start = awglib_now_ms();
-	while (need) {
+	while (h->bar_need) {
 		now = awglib_now_ms();
 		if (now - start >= timeout) {
 			errno = ETIMEDOUT;
@@ -93,15 +124,16 @@ AWGLIB_PUBLIC int awg_barrier(struct awg_handle *h)
 			/* Nodes that left the ring are not waited for. */
 			if (awglib_others(h, &live) < 0)
 				return -1;
-			need &= live;
+			h->bar_need &= live;
 			continue;
 		}
 		if (ev.node >= 32)
 			continue;
 		if (ev.data == seq)
-			need &= ~(1U << ev.node);
+			h->bar_need &= ~(1U << ev.node);
 		else if (ev.data == seq + 1)
 			h->bar_early |= 1U << ev.node;
 	}
+	h->bar_open = 0;
 	return 0;
 }

@@ -72,7 +72,8 @@ AWGLIB_PUBLIC int awg_wait_event(struct awg_handle *h, uint32_t id,
 	struct awg_event ev;
 	int rc;
 
-	if (!h || id >= AWG_EVENTS) {
+	/* Events of the last id are awg_barrier's: taking one would lose it. */
+	if (!h || id >= AWG_BARRIER_EVENT) {
 		errno = EINVAL;
 		return -1;
 	}
