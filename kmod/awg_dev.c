@@ -281,6 +281,10 @@ static int awg_ioc_event(struct awg_board *b, void __user *uarg, bool send)
 		if (ev.timeout_ms ||
 		    (ev.node != AWG_NODE_ALL && ev.node >= READ_ONCE(b->nodes)))
 			return -EINVAL;
+		/* Nobody there would take it (as of the last token visit). */
+		if (ev.node != AWG_NODE_ALL &&
+		    !(READ_ONCE(b->live_mask) & BIT(ev.node)))
+			return -EHOSTUNREACH;
 		return awg_submit_event(b, ev.node, ev.id, ev.data);
 	}
 	ret = awg_wait_event(b, &ev);

@@ -10,8 +10,9 @@
 # (injected) retried without harm; the timing model's rotation within 10%
 # of 500 N + 5 L (+ line time) for 2 and 3 nodes (skipped when
 # DLM_TIMEOUT_SCALE > 1, as on the debug kernel); a node killed mid-run:
-# the others notice, drop it, and keep identical replicas.  At the end the
-# module is reloaded as run-in-vm.sh left it (one board).
+# the others notice, drop it, keep identical replicas and refuse events
+# to it (EHOSTUNREACH).  At the end the module is reloaded as
+# run-in-vm.sh left it (one board).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=selftests/awgstar/lib.sh
@@ -207,10 +208,18 @@ if awg_ring_start 3 tcp --token-timeout-ms 1000; then
 	check "... node 2 is alone again (ring $(awg_show 2 ring))" test "$(awg_show 2 ring)" == loopback
 	check "... nodes 0 and 1: each other's data, identical replicas" \
 		eval '"$PROG" check "$(awg_dev 0)" 901 $((PRIV + 1048576)) && "$PROG" check "$(awg_dev 1)" 900 $PRIV && same_sums 0 1'
+	# An event to the dead node is refused; one to the live node arrives.
+	e2=$("$PROG" event "$(awg_dev 0)" send 2 5 66 2>&1)
+	r2=$?
+	"$PROG" event "$(awg_dev 0)" send 1 5 67
+	s=$("$PROG" event "$(awg_dev 1)" wait 5 10000)
+	check "... an event from node 0 to node 2 is refused (status $r2: $e2), one to node 1 arrives ($s)" \
+		test "$r2" = 1 -a "$s" == "from 0 data 67" -a -n "$(grep -F 'No route to host' <<<"$e2")"
 	echo "# node 1 saw $(($(awg_show 1 regenerations) - gen0)) new token(s)"
 	awg_ring_stop
 else
 	notok "ring of 3 for the node-death test"
+	skip "no ring"
 	skip "no ring"
 	skip "no ring"
 	skip "no ring"

@@ -197,7 +197,8 @@ struct awg_flush {
  * @reserved: must be zero.
  *
  * A wait ends early with EINTR on any signal.  A send waits up to 10 s
- * for the token to take the event (ETIMEDOUT).
+ * for the token to take the event (ETIMEDOUT).  A send to one node that
+ * is not in the live mask (struct awg_info) fails with EHOSTUNREACH.
  *
  * Each node queues up to 256 events per id; more are dropped and counted
  * (awg_stats.event_overflows).
