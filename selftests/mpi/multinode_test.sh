@@ -5,20 +5,23 @@
 # other "nodes": two network namespaces, each with its own hostname (UTS
 # namespace) and its own network stack, joined to the compute node (the
 # initial namespace, where dlmem.ko's netlink family lives) by a bridge
-# 10.9.0.0/24.  MPICH's hydra starts one rank per node through a launcher
-# that enters the node's namespaces where ssh would log in (see nodesh.sh),
-# so MPI sees three hosts, and (UCX_TLS=tcp) moves the pages over TCP
-# across the bridge, not through the shared memory the namespaces share.  Then, through /dev/dlm: dlm_rw's integrity
-# checks, and the triad (stream) at LOCAL_PERCENT (default 10) on the
-# three-node job and on a one-node job side by side.  The bridge's byte
-# counters show that the pages crossed the network.  TAP; part of the VM
-# run, or alone:
+# 10.9.0.0/24.  Each MPI starts one rank per node through a launcher that
+# enters the node's namespaces where ssh would log in (see nodesh.sh), so
+# MPI sees three hosts, and moves the pages over TCP across the bridge,
+# not through the shared memory the namespaces share: MPICH's hydra
+# (-launcher-exec nodesh.sh) with UCX_TLS=tcp, and Open MPI's mpirun
+# (plm_rsh_agent nodesh.sh) with its tcp BTL on the bridge's subnet.  For
+# each MPI, through /dev/dlm: dlm_rw's integrity checks, and the triad
+# (stream) at LOCAL_PERCENT (default 10) on the three-node job and on a
+# one-node job side by side.  The bridge's byte counters show that the
+# pages crossed the network.  TAP; part of the VM run, or alone:
 #
 #   vm-images/vm-run -- selftests/mpi/multinode_test.sh
 #
 # What the namespaces share with each other, unlike separate machines: the
 # kernel, the CPUs, the file systems and /dev/shm (as an NFS home would
-# be shared on a cluster); UCX_TLS=tcp keeps MPI off the shared memory.
+# be shared on a cluster); the MPIs' TCP settings keep them off the
+# shared memory.
 set -uo pipefail
 # shellcheck source=selftests/daemon/lib.sh
 . "$(dirname "$0")/../daemon/lib.sh"
@@ -33,13 +36,16 @@ if [[ $(id -u) != 0 ]]; then
 	echo "1..0 # SKIP needs root (run it with vm-images/vm-run)"
 	exit 4
 fi
-if [[ ! -x $bin/dlmd-mpich ]] || ! command -v mpiexec.mpich >/dev/null; then
-	echo "1..0 # SKIP needs dlmd-mpich and mpiexec.mpich (make deps; make)"
+impls=()
+[[ -x $bin/dlmd-mpich ]] && command -v mpiexec.mpich >/dev/null && impls+=(mpich)
+[[ -x $bin/dlmd-openmpi ]] && command -v mpirun.openmpi >/dev/null && impls+=(openmpi)
+if ((${#impls[@]} == 0)); then
+	echo "1..0 # SKIP needs dlmd-mpich and mpiexec.mpich, or dlmd-openmpi and mpirun.openmpi (make deps; make)"
 	exit 4
 fi
 need "$rw" "$build/bench/stream"
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko" || exit 1
-echo "1..7"
+echo "1..12"
 
 nodes_down() {
 	local i
@@ -80,40 +86,62 @@ fi
 printf '# multinode: local MB, then ranks 1 and 2\n%s\n%s\n%s\n' \
 	$((3 * mb + 8)) $((3 * mb + 8)) $((3 * mb + 8)) >"$tmp/memfile"
 
-# job NAME HOSTS [ENV=VALUE]: mpiexec -n 3 dlmd over HOSTS; waits for
-# rank 0 to register.  Debian's MPICH runs over UCX, which would find the
-# other ranks' shared memory (/dev/shm is common to the namespaces): for
-# the three-node job UCX_TLS=tcp,self and each rank's own network device.
+# job IMPL multi|single: mpiexec -n 3 dlmd, over the three nodes or on
+# this one; waits for rank 0 to register.  Debian's MPICH runs over UCX,
+# which would find the other ranks' shared memory (/dev/shm is common to
+# the namespaces): for the three-node job UCX_TLS=tcp,self and each rank's
+# own network device.  Open MPI tells nodes apart by hostname, so its
+# shared-memory BTL stays within a node anyway; its tcp BTL and its
+# runtime's connections are held to the bridge's subnet.
 job() {
-	if [[ $1 == multi ]]; then
+	local impl=$1 where=$2 hosts=10.9.0.1,10.9.0.2,10.9.0.3
+	local log=$tmp/$impl-$where.log
+	case $impl-$where in
+	mpich-multi)
 		env UCX_TLS=tcp,self mpiexec.mpich -launcher ssh \
 			-launcher-exec "$here/nodesh.sh" -localhost 10.9.0.1 \
-			-hosts "$2" \
+			-hosts "$hosts" \
 			-n 1 -env UCX_NET_DEVICES dlmbr0 "$bin/dlmd" -f "$tmp/memfile" : \
 			-n 2 -env UCX_NET_DEVICES eth0 "$bin/dlmd" -f "$tmp/memfile" \
-			>"$tmp/$1.log" 2>&1 &
-	else
-		mpiexec.mpich -n 3 "$bin/dlmd" -f "$tmp/memfile" >"$tmp/$1.log" 2>&1 &
-	fi
+			>"$log" 2>&1 &
+		;;
+	mpich-single)
+		mpiexec.mpich -n 3 "$bin/dlmd" -f "$tmp/memfile" >"$log" 2>&1 &
+		;;
+	openmpi-multi)
+		mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none \
+			-H "$hosts" -np 3 --mca plm_rsh_agent "$here/nodesh.sh" \
+			--mca pml ob1 --mca btl self,tcp \
+			--mca btl_tcp_if_include 10.9.0.0/24 \
+			--mca oob_tcp_if_include 10.9.0.0/24 \
+			"$bin/dlmd" -f "$tmp/memfile" >"$log" 2>&1 &
+		;;
+	openmpi-single)
+		mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none \
+			-np 3 "$bin/dlmd" -f "$tmp/memfile" >"$log" 2>&1 &
+		;;
+	esac
 	JOB=$!
 	pids+=("$JOB")
-	registered "$tmp/$1.log" "$JOB" && return 0
-	diag "$tmp/$1.log"
+	registered "$log" "$JOB" && return 0
+	diag "$log"
 	return 1
 }
 
-# stop NAME: SIGTERM to rank 0, the job ends.  A job still there after
-# 60 s is shown and killed (seen once on 6.12 with the three-node job:
-# rank 0 had unregistered, mpiexec did not return); the test then goes
-# on, and its last result checks that no daemon is left in the kernel.
+# stop IMPL multi|single: SIGTERM to rank 0, the job ends.  A job still
+# there after 60 s is shown and killed (seen once on 6.12 with MPICH's
+# three-node job: rank 0 had unregistered, mpiexec did not return); the
+# test then goes on, and its last result checks that no daemon is left in
+# the kernel.
 stop() {
-	kill -TERM "$(rank0_pid "$tmp/$1.log")"
+	kill -TERM "$(rank0_pid "$tmp/$1-$2.log")"
 	if ! timeout 60 tail --pid="$JOB" -f /dev/null; then
-		echo "# WARNING: the $1 job did not end within 60 s of SIGTERM to rank 0; what is left, then killed:"
-		ps -eo pid,stat,wchan:24,args | grep -E '[d]lmd|[h]ydra|[m]piexec' |
+		echo "# WARNING: the $1 $2 job did not end within 60 s of SIGTERM to rank 0; what is left, then killed:"
+		ps -eo pid,stat,wchan:24,args | grep -E '[d]lmd|[h]ydra|[m]piexec|[o]rted|[m]pirun' |
 			sed 's/^/#   /'
 		pkill -KILL -f "$bin/dlmd"
 		pkill -KILL -f hydra_pmi_proxy
+		pkill -KILL -x orted
 		kill -KILL "$JOB" 2>/dev/null
 	fi
 	wait "$JOB"
@@ -124,46 +152,60 @@ bytes() {	# bytes through the compute node's side of the bridge
 		$(cat /sys/class/net/dlmbr0/statistics/tx_bytes)))
 }
 
-if job multi 10.9.0.1,10.9.0.2,10.9.0.3 &&
-   grep -q 'prog=dlmd-rank1 msg="serving"' "$tmp/multi.log"; then
-	ok "mpiexec.mpich -hosts 10.9.0.1,10.9.0.2,10.9.0.3 (one rank each) dlmd: rank 0 registered, ranks 1 and 2 serve"
-else
-	notok "three-node job"
-	exit 1
-fi
-ranks_host=$(for i in 1 2; do
-	r=$(sed -n "s/.*prog=dlmd-rank$i msg=\"serving\".* pid=\([0-9]*\).*/\1/p" "$tmp/multi.log")
-	ip netns identify "$r"
-done | tr '\n' ' ')
-b0=$(bytes)
-rwcheck seq "dlm_rw $((3 * mb)) MB at $pct% local over the nodes, every word back" \
-	-t $((3 * mb)) -b $((3 * mb * 1024 * pct / 100 / 1024 * 1024)) -p 1024
-b1=$(bytes)
-if ((b1 - b0 > 3 * mb * 1048576)); then
-	ok "$(((b1 - b0) / 1048576)) MB crossed the bridge for it (server ranks in namespaces: $ranks_host)"
-else
-	notok "only $(((b1 - b0) / 1048576)) MB on the bridge for $((3 * mb)) MB of data"
-fi
-rwcheck rand "dlm_rw 16 MB, 64 KB pages, random, 2 threads over the nodes, every word back" \
-	-t 16 -b 1024 -p 64 -a random -j 2
-multi=$(timeout 600 "$build/bench/stream" -m dlm -s "$mb" -l "$pct" -i 3 -q)
-stop multi
+# run IMPL: the three-node job's checks, then the triad on one node; five
+# results.
+run() {
+	local impl=$1 ranks_host b0 b1 multi one t1 t3 i r
+	if job "$impl" multi &&
+	   grep -q 'prog=dlmd-rank1 msg="serving"' "$tmp/$impl-multi.log"; then
+		ok "$impl: mpiexec over 10.9.0.1,10.9.0.2,10.9.0.3 (one rank each) dlmd: rank 0 registered, ranks 1 and 2 serve"
+	else
+		notok "$impl: three-node job"
+		for i in 1 2 3 4; do skip "$impl: no three-node job"; done
+		return
+	fi
+	ranks_host=$(for i in 1 2; do
+		r=$(sed -n "s/.*prog=dlmd-rank$i msg=\"serving\".* pid=\([0-9]*\).*/\1/p" "$tmp/$impl-multi.log")
+		ip netns identify "$r"
+	done | tr '\n' ' ')
+	b0=$(bytes)
+	rwcheck "$impl-seq" "$impl: dlm_rw $((3 * mb)) MB at $pct% local over the nodes, every word back" \
+		-t $((3 * mb)) -b $((3 * mb * 1024 * pct / 100 / 1024 * 1024)) -p 1024
+	b1=$(bytes)
+	if ((b1 - b0 > 3 * mb * 1048576)) && [[ $ranks_host == "dlmnode1 dlmnode2 " ]]; then
+		ok "$impl: $(((b1 - b0) / 1048576)) MB crossed the bridge for it (server ranks in namespaces: $ranks_host)"
+	else
+		notok "$impl: $(((b1 - b0) / 1048576)) MB on the bridge for $((3 * mb)) MB of data (server ranks in namespaces: '$ranks_host')"
+	fi
+	rwcheck "$impl-rand" "$impl: dlm_rw 16 MB, 64 KB pages, random, 2 threads over the nodes, every word back" \
+		-t 16 -b 1024 -p 64 -a random -j 2
+	multi=$(timeout 600 "$build/bench/stream" -m dlm -s "$mb" -l "$pct" -i 3 -q)
+	stop "$impl" multi
 
-if job single; then
-	one=$(timeout 600 "$build/bench/stream" -m dlm -s "$mb" -l "$pct" -i 3 -q)
-	stop single
-else
-	one=
-fi
-t3=$(sed -n 's/.*triad_mbs=\([0-9.]*\).*/\1/p' <<<"$multi")
-t1=$(sed -n 's/.*triad_mbs=\([0-9.]*\).*/\1/p' <<<"$one")
-if [[ -n $t3 && -n $t1 && $multi == *bad=0* && $one == *bad=0* ]]; then
-	ok "triad $((3 * mb)) MB at $pct% local: three nodes (UCX over TCP) $t3 MB/s, one node (UCX shared memory) $t1 MB/s ($(awk -v a="$t3" -v b="$t1" 'BEGIN { printf "%.2f", a / b }')x)"
-else
-	notok "triad on three nodes ($multi) and one ($one)"
-fi
+	if job "$impl" single; then
+		one=$(timeout 600 "$build/bench/stream" -m dlm -s "$mb" -l "$pct" -i 3 -q)
+		stop "$impl" single
+	else
+		one=
+	fi
+	t3=$(sed -n 's/.*triad_mbs=\([0-9.]*\).*/\1/p' <<<"$multi")
+	t1=$(sed -n 's/.*triad_mbs=\([0-9.]*\).*/\1/p' <<<"$one")
+	if [[ -n $t3 && -n $t1 && $multi == *bad=0* && $one == *bad=0* ]]; then
+		ok "$impl: triad $((3 * mb)) MB at $pct% local: three nodes (over TCP) $t3 MB/s, one node (shared memory) $t1 MB/s ($(awk -v a="$t3" -v b="$t1" 'BEGIN { printf "%.2f", a / b }')x)"
+	else
+		notok "$impl: triad on three nodes ($multi) and one ($one)"
+	fi
+}
+
+for impl in mpich openmpi; do
+	if [[ " ${impls[*]} " == *" $impl "* ]]; then
+		run "$impl"
+	else
+		for i in 1 2 3 4 5; do skip "$impl: dlmd-$impl or its launcher missing (make deps; make)"; done
+	fi
+done
 if [[ $(cat /sys/class/misc/dlm/daemon) == 0 ]]; then
-	ok "both jobs ended, no daemon left registered"
+	ok "every job ended, no daemon left registered"
 else
 	notok "a daemon is still registered"
 fi

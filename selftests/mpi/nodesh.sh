@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # nodesh.sh [SSH-OPTIONS] HOST COMMAND - what ssh does for MPICH's hydra
-# (mpiexec -launcher ssh -launcher-exec nodesh.sh), for the namespace
-# "nodes" of multinode_test.sh: 10.9.0.N+1 is namespace dlmnodeN, entered with
+# (mpiexec -launcher ssh -launcher-exec nodesh.sh) and for Open MPI's
+# mpirun (--mca plm_rsh_agent nodesh.sh), for the namespace "nodes" of
+# multinode_test.sh: 10.9.0.N+1 is namespace dlmnodeN, entered with
 # a UTS namespace of its own named dlmnodeN (MPI tells nodes apart by
 # hostname); 10.9.0.1 is the compute node itself.
 while [[ $1 == -* ]]; do shift; done
