@@ -137,14 +137,21 @@ stop() {
 	kill -TERM "$(rank0_pid "$tmp/$1-$2.log")"
 	if ! timeout 60 tail --pid="$JOB" -f /dev/null; then
 		echo "# WARNING: the $1 $2 job did not end within 60 s of SIGTERM to rank 0; what is left, then killed:"
-		ps -eo pid,stat,wchan:24,args | grep -E '[d]lmd|[h]ydra|[m]piexec|[o]rted|[m]pirun' |
-			sed 's/^/#   /'
-		pkill -KILL -f "$bin/dlmd"
-		pkill -KILL -f hydra_pmi_proxy
-		pkill -KILL -x orted
-		kill -KILL "$JOB" 2>/dev/null
+		kill_job
 	fi
 	wait "$JOB"
+}
+
+# kill_job: show and SIGKILL what is left of the job (its launcher, the
+# MPIs' proxies, every dlmd rank), so that the next job can register.
+kill_job() {
+	ps -eo pid,stat,wchan:24,args | grep -E '[d]lmd|[h]ydra|[m]piexec|[o]rted|[m]pirun' |
+		sed 's/^/#   /'
+	pkill -KILL -f "$bin/dlmd"
+	pkill -KILL -f hydra_pmi_proxy
+	pkill -KILL -x orted
+	kill -KILL "$JOB" 2>/dev/null
+	wait "$JOB" 2>/dev/null
 }
 
 bytes() {	# bytes through the compute node's side of the bridge
@@ -161,6 +168,8 @@ run() {
 		ok "$impl: mpiexec over 10.9.0.1,10.9.0.2,10.9.0.3 (one rank each) dlmd: rank 0 registered, ranks 1 and 2 serve"
 	else
 		notok "$impl: three-node job"
+		echo "# what is left of it, killed:"
+		kill_job
 		for i in 1 2 3 4; do skip "$impl: no three-node job"; done
 		return
 	fi
@@ -186,6 +195,8 @@ run() {
 		one=$(timeout 600 "$build/bench/stream" -m dlm -s "$mb" -l "$pct" -i 3 -q)
 		stop "$impl" single
 	else
+		echo "# the one-node job did not come up; what is left of it, killed:"
+		kill_job
 		one=
 	fi
 	t3=$(sed -n 's/.*triad_mbs=\([0-9.]*\).*/\1/p' <<<"$multi")
