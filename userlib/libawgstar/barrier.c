@@ -20,7 +20,7 @@
  * A failed call does not count.  One that failed before its event was
  * sent (the flush, the live mask, the send) has not entered the barrier:
  * the next call enters it, with the same number.  One that failed while
- * waiting leaves it open (h->bar_open): the next call flushes and waits
+ * waiting leaves it open (h->bar_need, not 0): the next call flushes and waits
  * again for the nodes still missing, without sending a second event, so
  * a program may retry after ETIMEDOUT and stay in step with the others.
  */
@@ -83,7 +83,6 @@ static int awglib_barrier_enter(struct awg_handle *h)
 	h->bar_seq = seq;
 	h->bar_need = need & ~h->bar_early;
 	h->bar_early = 0;
-	h->bar_open = 1;
 	return 0;
 }
 
@@ -99,7 +98,7 @@ AWGLIB_PUBLIC int awg_barrier(struct awg_handle *h)
 	}
 	if (awg_flush(h) < 0)
 		return -1;
-	if (h->bar_open) {
+	if (h->bar_need) {
 		/* Resumed: nodes that left the ring meanwhile are not waited for. */
 		if (awglib_others(h, &live) < 0)
 			return -1;
@@ -134,6 +133,5 @@ AWGLIB_PUBLIC int awg_barrier(struct awg_handle *h)
 		else if (ev.data == seq + 1)
 			h->bar_early |= 1U << ev.node;
 	}
-	h->bar_open = 0;
 	return 0;
 }

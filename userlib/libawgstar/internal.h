@@ -30,10 +30,9 @@
  *	DMA path (AWG_IOC_READ/WRITE), shorter ones copy through @map.
  * @bar_seq: barriers entered through this handle; the barrier events
  *	carry it as their data.
- * @bar_open: barrier @bar_seq was entered (its event sent) and has not
- *	been passed: a call failed while waiting; the next call resumes it.
- * @bar_need: while @bar_open, the nodes whose event of barrier @bar_seq
- *	has not come yet.
+ * @bar_need: the nodes whose event of barrier @bar_seq has not come yet.
+ *	Not 0 between calls: a call failed while waiting, the barrier is
+ *	still open and the next call resumes it.
  * @bar_early: nodes whose event of barrier @bar_seq + 1 arrived while
  *	this handle was still in barrier @bar_seq.
  */
@@ -43,7 +42,6 @@ struct awg_handle {
 	uint64_t size;
 	size_t dma_threshold;
 	uint32_t bar_seq;
-	uint32_t bar_open;
 	uint32_t bar_need;
 	uint32_t bar_early;
 };
