@@ -5,7 +5,9 @@
  *
  * Locking: one spinlock per world (world->lock) protects every slot,
  * request table, any-source queue, communicator and collective round of
- * the world.  Nothing sleeps under it: pinning and copying happen with it
+ * the world.  Point-to-point calls read a communicator's slot and members
+ * under rcu_read_lock() instead; a freed communicator goes by kfree_rcu().
+ * Nothing sleeps under the spinlock: pinning and copying happen with it
  * dropped, on requests the copier has detached from their slot (and holds a
  * reference to).  A request is never freed under the lock: the last put
  * under the lock moves it to world->reap, freed by fmpl_reap() after unlock.
@@ -16,6 +18,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -34,7 +37,7 @@
 
 #define FMPL_FEATURES_SUPPORTED	(FMPL_FEATURE_P2P | FMPL_FEATURE_SPOOL | \
 				 FMPL_FEATURE_ANY_SOURCE | FMPL_FEATURE_COLL | \
-				 FMPL_FEATURE_FAST)
+				 FMPL_FEATURE_FAST | FMPL_FEATURE_COMM_FREE)
 
 extern u64 fmpl_msg_max;
 
@@ -149,7 +152,6 @@ struct fmpl_slot {
  * @spool_used: bytes of the spool in use.
  * @nspool: spooled sends not yet received.
  * @nsend: spooled sends delivered since the last SENDBUF_CHECK.
- * @coll_seq: collectives this ep entered, per communicator.
  */
 struct fmpl_ep {
 	struct fmpl_world *world;
@@ -172,10 +174,11 @@ struct fmpl_ep {
 	u64 spool_used;
 	u32 nspool;
 	u32 nsend;
-	u32 coll_seq[FMPL_COMMS_MAX];
 };
 
-enum fmpl_coll_op { FMPL_OP_BARRIER = 1, FMPL_OP_BCAST, FMPL_OP_SPLIT };
+enum fmpl_coll_op {
+	FMPL_OP_BARRIER = 1, FMPL_OP_BCAST, FMPL_OP_SPLIT, FMPL_OP_FREE
+};
 
 /**
  * struct fmpl_round - a collective in progress on a communicator.
@@ -210,12 +213,33 @@ struct fmpl_round {
 	u32 *result;
 };
 
+/**
+ * struct fmpl_comm - a communicator.
+ * @ref: its slot in world->comms[] holds one, and each collective or
+ *	COMM_INFO using it; the last put frees it after a grace period
+ *	(point-to-point calls only read it, under rcu_read_lock()).
+ * @rcu: for kfree_rcu().
+ * @id: its handle: slot in world->comms[] + FMPL_COMMS_MAX * generation,
+ *	so a freed handle does not name the next communicator of its slot.
+ * @size: ranks.
+ * @freed: FMPL_IOC_COMM_FREE took it out of its slot.
+ * @members: [size], the world rank of each rank.
+ * @seq: [size], collectives each rank entered on it.
+ * @rank_of: the comm rank of each world rank, or -1.
+ * @round: the two alternating collective rounds.
+ * @data: storage of @members, @seq and the rounds' @keys and @result.
+ */
 struct fmpl_comm {
+	refcount_t ref;
+	struct rcu_head rcu;
 	u32 id;
 	u32 size;
-	u32 *members;		/* world rank of each rank */
-	s32 rank_of[FMPL_RANKS_MAX];	/* comm rank of each world rank, or -1 */
+	bool freed;
+	u32 *members;
+	u32 *seq;
+	s32 rank_of[FMPL_RANKS_MAX];
 	struct fmpl_round round[2];
+	u32 data[];
 };
 
 /**
@@ -234,7 +258,8 @@ struct fmpl_comm {
  * @broken: a rank left after completion: collectives fail.
  * @listed: in the global list.
  * @eps: the endpoints, by rank.
- * @comms: the communicators, by id.
+ * @comms: the communicators, by slot (id % FMPL_COMMS_MAX).
+ * @comm_gen: generations of communicator ids handed out.
  * @reap: requests whose last reference went under @lock (fmpl_reap()).
  * @count: matching indices per peer, the same for every endpoint: a
  *	receiver indexes its sender's slots and matching area with it.
@@ -257,7 +282,8 @@ struct fmpl_world {
 	bool broken;
 	bool listed;
 	struct fmpl_ep *eps[FMPL_RANKS_MAX];
-	struct fmpl_comm *comms[FMPL_COMMS_MAX];
+	struct fmpl_comm __rcu *comms[FMPL_COMMS_MAX];
+	u32 comm_gen;
 	struct list_head reap;
 	u32 count;
 	u32 fast_count;
@@ -279,7 +305,9 @@ void fmpl_copy_exit(void);
 int fmpl_join(struct fmpl_ep **epp, const struct fmpl_init *in);
 void fmpl_leave(struct fmpl_ep *ep);
 void fmpl_world_put(struct fmpl_world *w);
+struct fmpl_comm *fmpl_comm_lookup(struct fmpl_ep *ep, u32 comm);
 struct fmpl_comm *fmpl_comm_get(struct fmpl_ep *ep, u32 comm, u32 *my_rank);
+void fmpl_comm_put(struct fmpl_comm *c);
 void fmpl_wake_all(struct fmpl_world *w);
 void fmpl_req_put_locked(struct fmpl_req *req);
 void fmpl_req_put(struct fmpl_req *req);
@@ -317,7 +345,7 @@ void fmpl_spool_exit(struct fmpl_ep *ep);
 int fmpl_barrier(struct fmpl_ep *ep, const struct fmpl_coll *c);
 int fmpl_bcast(struct fmpl_ep *ep, const struct fmpl_coll *c);
 int fmpl_comm_create(struct fmpl_ep *ep, struct fmpl_comm_create *cc);
+int fmpl_comm_free(struct fmpl_ep *ep, const struct fmpl_comm_free *cf);
 struct fmpl_comm *fmpl_comm_alloc(u32 id, u32 size);
-void fmpl_comm_free(struct fmpl_comm *comm);
 
 #endif /* _DLMEM_FMPL_H */

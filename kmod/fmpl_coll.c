@@ -7,7 +7,8 @@
  * root publishes its (pinned or inline) data and every other rank copies
  * it once, in its own context, in parallel.  Rounds alternate between two
  * slots: a rank can be at most one collective ahead of the slowest.
- * A rank leaving the world fails every round (ECONNRESET).
+ * A rank leaving the world fails every round (ECONNRESET); a round on a
+ * communicator freed meanwhile (an erroneous program) fails with EINVAL.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": fmpl: " fmt
 
@@ -17,13 +18,13 @@
 
 #include "fmpl.h"
 
-static bool fmpl_round_ready(struct fmpl_world *w, struct fmpl_round *r,
-			     u32 seq)
+static bool fmpl_round_ready(struct fmpl_world *w, struct fmpl_comm *c,
+			     struct fmpl_round *r, u32 seq)
 {
 	bool ok;
 
 	spin_lock(&w->lock);
-	ok = w->broken || !r->busy || r->seq == seq;
+	ok = w->broken || c->freed || !r->busy || r->seq == seq;
 	spin_unlock(&w->lock);
 	return ok;
 }
@@ -37,17 +38,19 @@ static int fmpl_round_enter(struct fmpl_ep *ep, struct fmpl_comm *c, u8 op,
 	__acquires(&ep->world->lock)
 {
 	struct fmpl_world *w = ep->world;
-	u32 seq = ep->coll_seq[c->id]++;
+	u32 seq = c->seq[c->rank_of[ep->rank]]++;
 	struct fmpl_round *r = &c->round[seq & 1];
 	int ret;
 
-	ret = wait_event_killable(w->wq, fmpl_round_ready(w, r, seq)) ?
+	ret = wait_event_killable(w->wq, fmpl_round_ready(w, c, r, seq)) ?
 	      -EINTR : 0;
 	spin_lock(&w->lock);
 	if (ret)
 		return ret;
 	if (w->broken)
 		return -ECONNRESET;
+	if (c->freed)
+		return -EINVAL;
 	if (!r->busy) {
 		r->busy = true;
 		r->seq = seq;
@@ -83,8 +86,8 @@ static void fmpl_round_leave_locked(struct fmpl_world *w, struct fmpl_round *r)
 
 enum { FMPL_UNTIL_COMPLETE, FMPL_UNTIL_ROOT, FMPL_UNTIL_ALONE };
 
-static bool fmpl_round_until(struct fmpl_world *w, struct fmpl_round *r,
-			     u8 what)
+static bool fmpl_round_until(struct fmpl_world *w, struct fmpl_comm *c,
+			     struct fmpl_round *r, u8 what)
 {
 	bool ok;
 
@@ -100,21 +103,29 @@ static bool fmpl_round_until(struct fmpl_world *w, struct fmpl_round *r,
 		ok = r->users == 1;
 		break;
 	}
-	ok = ok || w->broken;
+	ok = ok || w->broken || c->freed;
 	spin_unlock(&w->lock);
 	return ok;
 }
 
+/* Why round @r of @c cannot go on: the world broke or @c was freed. */
+static int fmpl_round_error(struct fmpl_world *w)
+{
+	return w->broken ? -ECONNRESET : -EINVAL;
+}
+
 /* Wait until every rank is in round @r, then leave it. */
-static int fmpl_round_wait_leave(struct fmpl_world *w, struct fmpl_round *r)
+static int fmpl_round_wait_leave(struct fmpl_world *w, struct fmpl_comm *c,
+				 struct fmpl_round *r)
 {
 	int ret = wait_event_killable(w->wq,
-				      fmpl_round_until(w, r, FMPL_UNTIL_COMPLETE)) ?
+				      fmpl_round_until(w, c, r,
+						       FMPL_UNTIL_COMPLETE)) ?
 		  -EINTR : 0;
 
 	spin_lock(&w->lock);
 	if (!ret && !r->complete)
-		ret = -ECONNRESET;
+		ret = fmpl_round_error(w);
 	fmpl_round_leave_locked(w, r);
 	spin_unlock(&w->lock);
 	return ret;
@@ -136,16 +147,23 @@ int fmpl_barrier(struct fmpl_ep *ep, const struct fmpl_coll *cl)
 	struct fmpl_round *r;
 	int ret;
 
-	if (!c || cl->buf || cl->size || cl->root)
+	if (!c)
 		return -EINVAL;
+	if (cl->buf || cl->size || cl->root) {
+		ret = -EINVAL;
+		goto put;
+	}
 	ret = fmpl_round_enter(ep, c, FMPL_OP_BARRIER, &r);
 	if (ret) {
 		spin_unlock(&w->lock);
-		return ret;
+		goto put;
 	}
 	fmpl_round_arrive_locked(w, c, r);
 	spin_unlock(&w->lock);
-	return fmpl_round_wait_leave(w, r);
+	ret = fmpl_round_wait_leave(w, c, r);
+put:
+	fmpl_comm_put(c);
+	return ret;
 }
 
 static int fmpl_copy_src(void __user *dst, struct fmpl_req *src, u64 n)
@@ -157,64 +175,37 @@ static int fmpl_copy_src(void __user *dst, struct fmpl_req *src, u64 n)
 	return fmpl_copy_from_pages(dst, &src->pg, n);
 }
 
-int fmpl_bcast(struct fmpl_ep *ep, const struct fmpl_coll *cl)
+/* The root of a bcast, its data published: wait for the others to copy. */
+static int fmpl_bcast_root(struct fmpl_world *w, struct fmpl_comm *c,
+			   struct fmpl_round *r)
 {
-	struct fmpl_world *w = ep->world;
-	struct fmpl_req *src = NULL;
-	struct fmpl_round *r;
-	struct fmpl_comm *c;
-	u32 me;
 	int ret;
 
-	c = fmpl_comm_get(ep, cl->comm, &me);
-	if (!c || cl->root >= c->size || cl->size > fmpl_msg_max ||
-	    (!cl->buf && cl->size))
-		return -EINVAL;
-	if (me == cl->root) {
-		src = fmpl_req_new_send(ep, cl->buf, cl->size, cl->comm);
-		if (IS_ERR(src))
-			return PTR_ERR(src);
-	}
-	ret = fmpl_round_enter(ep, c, FMPL_OP_BCAST, &r);
-	if (ret) {
-		spin_unlock(&w->lock);
-		if (src)
-			fmpl_req_put(src);
-		return ret;
-	}
-	fmpl_round_arrive_locked(w, c, r);
-	if (src) {
-		/*
-		 * Published while the root is in the round; the root keeps its
-		 * reference and takes the data back when it leaves, even if a
-		 * rank never comes (the world is broken then).
-		 */
-		r->src = src;
-		r->size = cl->size;
-		r->root = cl->root;
-		wake_up_all(&w->wq);
-		spin_unlock(&w->lock);
-		ret = wait_event_killable(w->wq,
-					  fmpl_round_until(w, r, FMPL_UNTIL_ALONE)) ?
-		      -EINTR : 0;
-		spin_lock(&w->lock);
-		if (!ret && r->users != 1)
-			ret = -ECONNRESET;
-		r->src = NULL;
-		fmpl_round_leave_locked(w, r);
-		spin_unlock(&w->lock);
-		fmpl_req_put(src);
-		fmpl_reap(w);
-		return ret;
-	}
+	ret = wait_event_killable(w->wq,
+				  fmpl_round_until(w, c, r, FMPL_UNTIL_ALONE)) ?
+	      -EINTR : 0;
+	spin_lock(&w->lock);
+	if (!ret && r->users != 1)
+		ret = fmpl_round_error(w);
+	r->src = NULL;
+	fmpl_round_leave_locked(w, r);
 	spin_unlock(&w->lock);
+	return ret;
+}
+
+/* A rank other than the root: copy the root's data once it is there. */
+static int fmpl_bcast_copy(struct fmpl_world *w, struct fmpl_comm *c,
+			   struct fmpl_round *r, const struct fmpl_coll *cl)
+{
+	struct fmpl_req *src = NULL;
+	int ret;
 
 	ret = wait_event_killable(w->wq,
-				  fmpl_round_until(w, r, FMPL_UNTIL_ROOT)) ?
+				  fmpl_round_until(w, c, r, FMPL_UNTIL_ROOT)) ?
 	      -EINTR : 0;
 	spin_lock(&w->lock);
 	if (!ret && !r->src)
-		ret = -ECONNRESET;
+		ret = fmpl_round_error(w);
 	else if (!ret && (r->size != cl->size || r->root != cl->root))
 		ret = -EINVAL;
 	if (!ret) {
@@ -229,26 +220,83 @@ int fmpl_bcast(struct fmpl_ep *ep, const struct fmpl_coll *cl)
 	if (src)
 		fmpl_req_put_locked(src);
 	spin_unlock(&w->lock);
-	fmpl_reap(w);
 	return ret;
 }
 
-/* Install @comm in a free id of @w; the id or -ENOSPC. */
+int fmpl_bcast(struct fmpl_ep *ep, const struct fmpl_coll *cl)
+{
+	struct fmpl_world *w = ep->world;
+	struct fmpl_req *src = NULL;
+	struct fmpl_round *r;
+	struct fmpl_comm *c;
+	u32 me;
+	int ret;
+
+	c = fmpl_comm_get(ep, cl->comm, &me);
+	if (!c)
+		return -EINVAL;
+	ret = -EINVAL;
+	if (cl->root >= c->size || cl->size > fmpl_msg_max ||
+	    (!cl->buf && cl->size))
+		goto put_comm;
+	if (me == cl->root) {
+		src = fmpl_req_new_send(ep, cl->buf, cl->size, cl->comm);
+		ret = PTR_ERR_OR_ZERO(src);
+		if (ret)
+			goto put_comm;
+	}
+	ret = fmpl_round_enter(ep, c, FMPL_OP_BCAST, &r);
+	if (ret) {
+		spin_unlock(&w->lock);
+		goto put_src;
+	}
+	fmpl_round_arrive_locked(w, c, r);
+	if (src) {
+		/*
+		 * Published while the root is in the round; the root keeps its
+		 * reference and takes the data back when it leaves, even if a
+		 * rank never comes (the world is broken then).
+		 */
+		r->src = src;
+		r->size = cl->size;
+		r->root = cl->root;
+		wake_up_all(&w->wq);
+	}
+	spin_unlock(&w->lock);
+	if (src)
+		ret = fmpl_bcast_root(w, c, r);
+	else
+		ret = fmpl_bcast_copy(w, c, r, cl);
+put_src:
+	if (src)
+		fmpl_req_put(src);
+	fmpl_reap(w);
+put_comm:
+	fmpl_comm_put(c);
+	return ret;
+}
+
+/*
+ * Install @comm in a free slot of @w, under a new id (the slot plus a
+ * generation: ids stay below 2^31 and never equal FMPL_COMM_NULL); the id
+ * or -ENOSPC.
+ */
 static int fmpl_comm_install(struct fmpl_world *w, struct fmpl_comm *comm)
 {
-	unsigned int id;
+	unsigned int slot;
 
 	spin_lock(&w->lock);
-	for (id = 1; id < FMPL_COMMS_MAX; id++) {
-		if (!w->comms[id]) {
-			comm->id = id;
-			/* Publish a fully built communicator (fmpl_comm_get). */
-			smp_store_release(&w->comms[id], comm);
+	for (slot = 1; slot < FMPL_COMMS_MAX; slot++) {
+		if (!rcu_access_pointer(w->comms[slot])) {
+			w->comm_gen = (w->comm_gen + 1) % (1U << 24);
+			comm->id = slot + FMPL_COMMS_MAX * w->comm_gen;
+			/* Publish a fully built communicator (fmpl_comm_lookup). */
+			rcu_assign_pointer(w->comms[slot], comm);
 			break;
 		}
 	}
 	spin_unlock(&w->lock);
-	return id < FMPL_COMMS_MAX ? id : -ENOSPC;
+	return slot < FMPL_COMMS_MAX ? comm->id : -ENOSPC;
 }
 
 /*
@@ -285,7 +333,7 @@ static void fmpl_split(struct fmpl_world *w, struct fmpl_comm *c,
 		}
 		id = fmpl_comm_install(w, nc);
 		if (id < 0) {
-			fmpl_comm_free(nc);
+			kfree(nc);
 			err = id;
 			break;
 		}
@@ -315,7 +363,7 @@ int fmpl_comm_create(struct fmpl_ep *ep, struct fmpl_comm_create *cc)
 	ret = fmpl_round_enter(ep, c, FMPL_OP_SPLIT, &r);
 	if (ret) {
 		spin_unlock(&w->lock);
-		return ret;
+		goto put;
 	}
 	r->keys[me] = cc->key;
 	last = ++r->arrived == c->size;
@@ -324,23 +372,90 @@ int fmpl_comm_create(struct fmpl_ep *ep, struct fmpl_comm_create *cc)
 		fmpl_split(w, c, r);
 
 	ret = wait_event_killable(w->wq,
-				  fmpl_round_until(w, r, FMPL_UNTIL_COMPLETE)) ?
+				  fmpl_round_until(w, c, r,
+						   FMPL_UNTIL_COMPLETE)) ?
 	      -EINTR : 0;
 	spin_lock(&w->lock);
 	if (!ret && !r->complete)
-		ret = -ECONNRESET;
+		ret = fmpl_round_error(w);
 	if (!ret)
 		ret = r->error;
 	cc->comm = FMPL_COMM_NULL;
 	cc->rank = 0;
 	cc->size = 0;
-	if (!ret && r->result[me] != FMPL_COMM_NULL) {
-		nc = w->comms[r->result[me]];
+	/* Not yet freed by the others: they wait for this rank to free it. */
+	nc = ret || r->result[me] == FMPL_COMM_NULL ? NULL :
+	     fmpl_comm_lookup(ep, r->result[me]);
+	if (nc) {
 		cc->comm = nc->id;
 		cc->rank = nc->rank_of[ep->rank];
 		cc->size = nc->size;
 	}
 	fmpl_round_leave_locked(w, r);
 	spin_unlock(&w->lock);
+put:
+	fmpl_comm_put(c);
+	return ret;
+}
+
+/*
+ * Is one of @ep's non-blocking sends or receives on @c still in progress
+ * (as FMPL_IOC_SEND and _RECV see it: not done)?  Under the world lock.
+ */
+static bool fmpl_comm_busy_locked(struct fmpl_ep *ep, struct fmpl_comm *c)
+{
+	u32 per = ep->count + 1, i, m, p;
+
+	for (i = 0; i < c->size; i++) {
+		p = c->members[i];
+		for (m = 0; m < per; m++) {
+			struct fmpl_req *s = ep->sreq[p * per + m];
+			struct fmpl_req *rq = ep->rreq[p * per + m];
+
+			if ((s && s->comm == c->id && !fmpl_req_done(s)) ||
+			    (rq && rq->comm == c->id && !fmpl_req_done(rq)))
+				return true;
+		}
+	}
+	return false;
+}
+
+int fmpl_comm_free(struct fmpl_ep *ep, const struct fmpl_comm_free *cf)
+{
+	struct fmpl_world *w = ep->world;
+	struct fmpl_round *r;
+	struct fmpl_comm *c;
+	bool busy;
+	int ret;
+
+	if (cf->comm == FMPL_COMM_WORLD)
+		return -EINVAL;
+	c = fmpl_comm_get(ep, cf->comm, NULL);
+	if (!c)
+		return -EINVAL;
+	spin_lock(&w->lock);
+	busy = fmpl_comm_busy_locked(ep, c);
+	spin_unlock(&w->lock);
+	if (busy) {
+		ret = -EBUSY;
+		goto put;
+	}
+	ret = fmpl_round_enter(ep, c, FMPL_OP_FREE, &r);
+	if (ret) {
+		spin_unlock(&w->lock);
+		goto put;
+	}
+	if (++r->arrived == c->size) {
+		/* The last rank in: new lookups fail, the slot is free. */
+		RCU_INIT_POINTER(w->comms[c->id % FMPL_COMMS_MAX], NULL);
+		WRITE_ONCE(c->freed, true);
+		r->complete = true;
+		fmpl_comm_put(c);	/* the slot's reference; we hold ours */
+		wake_up_all(&w->wq);
+	}
+	spin_unlock(&w->lock);
+	ret = fmpl_round_wait_leave(w, c, r);
+put:
+	fmpl_comm_put(c);
 	return ret;
 }

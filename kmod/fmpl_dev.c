@@ -56,7 +56,7 @@ static long fmpl_ioc_api(struct fmpl_file *ff, struct fmpl_api __user *uarg)
 		ret = -EPROTONOSUPPORT;
 	else if (api.features & ~(FMPL_FEATURE_P2P | FMPL_FEATURE_SPOOL |
 				  FMPL_FEATURE_ANY_SOURCE | FMPL_FEATURE_COLL |
-				  FMPL_FEATURE_FAST))
+				  FMPL_FEATURE_FAST | FMPL_FEATURE_COMM_FREE))
 		ret = -EINVAL;
 	else if (api.features & ~FMPL_FEATURES_SUPPORTED)
 		ret = -EOPNOTSUPP;
@@ -250,6 +250,18 @@ static long fmpl_ioc_comm_info(struct fmpl_ep *ep,
 	return ret;
 }
 
+static long fmpl_ioc_comm_free(struct fmpl_ep *ep,
+			       struct fmpl_comm_free __user *uarg)
+{
+	struct fmpl_comm_free cf;
+
+	if (copy_from_user(&cf, uarg, sizeof(cf)))
+		return -EFAULT;
+	if (cf.reserved0 || !fmpl_zero(cf.reserved, sizeof(cf.reserved)))
+		return -EINVAL;
+	return fmpl_comm_free(ep, &cf);
+}
+
 static long fmpl_ioc_fast(struct fmpl_ep *ep, unsigned int cmd,
 			  void __user *uarg)
 {
@@ -291,6 +303,7 @@ static long fmpl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case FMPL_IOC_BCAST:
 	case FMPL_IOC_COMM_CREATE:
 	case FMPL_IOC_COMM_INFO:
+	case FMPL_IOC_COMM_FREE:
 	case FMPL_IOC_FAST_WAIT:
 	case FMPL_IOC_FAST_WAKE:
 		break;
@@ -319,6 +332,8 @@ static long fmpl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return fmpl_ioc_coll(ep, cmd, uarg);
 	case FMPL_IOC_COMM_CREATE:
 		return fmpl_ioc_comm_create(ep, uarg);
+	case FMPL_IOC_COMM_FREE:
+		return fmpl_ioc_comm_free(ep, uarg);
 	case FMPL_IOC_FAST_WAIT:
 	case FMPL_IOC_FAST_WAKE:
 		return fmpl_ioc_fast(ep, cmd, uarg);

@@ -192,19 +192,41 @@ static void fmpl_table_drop(struct fmpl_world *w, struct fmpl_req **tbl,
 /* World rank of rank @peer of communicator @comm. */
 static int fmpl_peer(struct fmpl_ep *ep, u32 comm, u32 peer, u32 *wrank)
 {
-	struct fmpl_comm *c = fmpl_comm_get(ep, comm, NULL);
+	struct fmpl_comm *c;
+	int ret = -EINVAL;
 
-	if (!c || peer >= c->size)
-		return -EINVAL;
-	*wrank = c->members[peer];
-	return 0;
+	rcu_read_lock();
+	c = fmpl_comm_lookup(ep, comm);
+	if (c && peer < c->size) {
+		*wrank = c->members[peer];
+		ret = 0;
+	}
+	rcu_read_unlock();
+	return ret;
 }
 
+/* Rank of world rank @wrank in @comm (@wrank if @comm is gone). */
 static u32 fmpl_comm_rank(struct fmpl_ep *ep, u32 comm, u32 wrank)
 {
-	struct fmpl_comm *c = fmpl_comm_get(ep, comm, NULL);
+	struct fmpl_comm *c;
+	u32 rank = wrank;
 
-	return c && c->rank_of[wrank] >= 0 ? c->rank_of[wrank] : wrank;
+	rcu_read_lock();
+	c = fmpl_comm_lookup(ep, comm);
+	if (c && c->rank_of[wrank] >= 0)
+		rank = c->rank_of[wrank];
+	rcu_read_unlock();
+	return rank;
+}
+
+static bool fmpl_comm_valid(struct fmpl_ep *ep, u32 comm)
+{
+	bool ok;
+
+	rcu_read_lock();
+	ok = fmpl_comm_lookup(ep, comm);
+	rcu_read_unlock();
+	return ok;
 }
 
 /* Wait for a send of ours: completion, or the spool after the timeout. */
@@ -305,7 +327,7 @@ static int fmpl_recv_any(struct fmpl_ep *ep, struct fmpl_xfer *x)
 	int ret;
 
 	if (x->flags & FMPL_XFER_NONBLOCK || x->peer ||
-	    !fmpl_comm_get(ep, x->comm, NULL) ||
+	    !fmpl_comm_valid(ep, x->comm) ||
 	    (x->mai != FMPL_TAG_ANY && x->mai >= ep->count))
 		return -EINVAL;
 	req = fmpl_req_alloc(ep, true, 0, x->mai, x);

@@ -25,8 +25,9 @@ static void fmpl_world_release(struct kref *ref)
 	struct fmpl_world *w = container_of(ref, struct fmpl_world, ref);
 	unsigned int i;
 
+	/* No endpoint is left, so nobody reads or holds a communicator. */
 	for (i = 0; i < FMPL_COMMS_MAX; i++)
-		fmpl_comm_free(w->comms[i]);
+		kfree(rcu_dereference_protected(w->comms[i], true));
 	for (i = 0; i < w->size; i++)
 		kfree(w->eps[i]);
 	vfree(w->fast);
@@ -93,82 +94,94 @@ void fmpl_wake_all(struct fmpl_world *w)
 	wake_up_all(&w->wq);
 }
 
-void fmpl_comm_free(struct fmpl_comm *comm)
+/*
+ * Under rcu_read_lock() (or the world lock): the communicator @comm if the
+ * caller belongs to it and it is not being freed.  Point-to-point calls
+ * use it without a reference and without sleeping.
+ */
+struct fmpl_comm *fmpl_comm_lookup(struct fmpl_ep *ep, u32 comm)
 {
-	unsigned int i;
+	struct fmpl_comm *c;
 
-	if (!comm)
-		return;
-	for (i = 0; i < ARRAY_SIZE(comm->round); i++) {
-		kfree(comm->round[i].keys);
-		kfree(comm->round[i].result);
-	}
-	kfree(comm->members);
-	kfree(comm);
+	c = rcu_dereference_check(ep->world->comms[comm % FMPL_COMMS_MAX],
+				  lockdep_is_held(&ep->world->lock));
+	if (!c || c->id != comm || c->rank_of[ep->rank] < 0 ||
+	    READ_ONCE(c->freed))
+		return NULL;
+	return c;
 }
 
-/* The communicator @comm if the caller belongs to it; its rank there. */
+/*
+ * The communicator @comm, with a reference (fmpl_comm_put()), if the
+ * caller belongs to it; its rank there.
+ */
 struct fmpl_comm *fmpl_comm_get(struct fmpl_ep *ep, u32 comm, u32 *my_rank)
 {
 	struct fmpl_comm *c;
 
-	if (comm >= FMPL_COMMS_MAX)
-		return NULL;
-	/* Pairs with the release that publishes it (fmpl_comm_install). */
-	c = smp_load_acquire(&ep->world->comms[comm]);
-	if (!c || c->rank_of[ep->rank] < 0)
-		return NULL;
-	if (my_rank)
+	rcu_read_lock();
+	c = fmpl_comm_lookup(ep, comm);
+	if (c && !refcount_inc_not_zero(&c->ref))
+		c = NULL;
+	rcu_read_unlock();
+	if (c && my_rank)
 		*my_rank = c->rank_of[ep->rank];
 	return c;
+}
+
+/* May be called under the world lock. */
+void fmpl_comm_put(struct fmpl_comm *c)
+{
+	if (refcount_dec_and_test(&c->ref))
+		kfree_rcu(c, rcu);
 }
 
 int fmpl_comm_info(struct fmpl_ep *ep, struct fmpl_comm_info *ci,
 		   u32 __user *members)
 {
 	struct fmpl_comm *c = fmpl_comm_get(ep, ci->comm, &ci->rank);
+	int ret = 0;
 
 	if (!c)
 		return -EINVAL;
 	ci->size = c->size;
-	if (!members)
-		return 0;
-	if (ci->members_len < c->size)
-		return -ENOSPC;
-	if (copy_to_user(members, c->members, c->size * sizeof(u32)))
-		return -EFAULT;
-	return 0;
+	if (members && ci->members_len < c->size)
+		ret = -ENOSPC;
+	else if (members &&
+		 copy_to_user(members, c->members, c->size * sizeof(u32)))
+		ret = -EFAULT;
+	fmpl_comm_put(c);
+	return ret;
 }
 
+/* A communicator of @size ranks and no members yet, one reference. */
 struct fmpl_comm *fmpl_comm_alloc(u32 id, u32 size)
 {
-	struct fmpl_comm *c = kzalloc(sizeof(*c), GFP_KERNEL);
+	struct fmpl_comm *c;
 	unsigned int i;
 
+	/* members, seq, and each round's keys and result */
+	c = kzalloc(struct_size(c, data, 6 * size), GFP_KERNEL);
 	if (!c)
 		return NULL;
+	refcount_set(&c->ref, 1);
 	c->id = id;
 	c->size = size;
-	c->members = kcalloc(size, sizeof(u32), GFP_KERNEL);
+	c->members = c->data;
+	c->seq = c->data + size;
 	for (i = 0; i < ARRAY_SIZE(c->round); i++) {
-		c->round[i].keys = kcalloc(size, sizeof(u32), GFP_KERNEL);
-		c->round[i].result = kcalloc(size, sizeof(u32), GFP_KERNEL);
-		if (!c->round[i].keys || !c->round[i].result)
-			goto free;
+		c->round[i].keys = c->data + (2 + 2 * i) * size;
+		c->round[i].result = c->data + (3 + 2 * i) * size;
 	}
-	if (!c->members)
-		goto free;
 	for (i = 0; i < FMPL_RANKS_MAX; i++)
 		c->rank_of[i] = -1;
 	return c;
-free:
-	fmpl_comm_free(c);
-	return NULL;
 }
 
 static struct fmpl_world *fmpl_world_create(const struct fmpl_init *in)
 {
 	struct fmpl_world *w = kzalloc(sizeof(*w), GFP_KERNEL);
+	struct fmpl_comm *world;
 	unsigned int i;
 
 	if (!w)
@@ -190,13 +203,14 @@ static struct fmpl_world *fmpl_world_create(const struct fmpl_init *in)
 		if (!w->fast)
 			goto free;
 	}
-	w->comms[FMPL_COMM_WORLD] = fmpl_comm_alloc(FMPL_COMM_WORLD, w->size);
-	if (!w->comms[FMPL_COMM_WORLD])
+	world = fmpl_comm_alloc(FMPL_COMM_WORLD, w->size);
+	if (!world)
 		goto free;
 	for (i = 0; i < w->size; i++) {
-		w->comms[FMPL_COMM_WORLD]->members[i] = i;
-		w->comms[FMPL_COMM_WORLD]->rank_of[i] = i;
+		world->members[i] = i;
+		world->rank_of[i] = i;
 	}
+	RCU_INIT_POINTER(w->comms[FMPL_COMM_WORLD], world);
 	return w;
 free:
 	vfree(w->fast);

@@ -190,6 +190,11 @@ OFF(fmpl_comm_info, members_len, 24);
 OFF(fmpl_comm_info, reserved1, 28);
 OFF(fmpl_comm_info, reserved, 32);
 
+SIZE(fmpl_comm_free, 24);
+OFF(fmpl_comm_free, comm, 0);
+OFF(fmpl_comm_free, reserved0, 4);
+OFF(fmpl_comm_free, reserved, 8);
+
 SIZE(fmpl_fast_slot, 128);
 OFF(fmpl_fast_slot, sent, 0);
 OFF(fmpl_fast_slot, taken, 4);

@@ -5,7 +5,8 @@
  * counters), bcast over the kernel-native path and the binary tree for
  * every root and 0 B .. 1 MB, reduce (every root) and allreduce for every
  * predefined type and op and a user op, comm_create's even/odd split with
- * collectives and point to point on the new communicators, a negative key.
+ * collectives and point to point on the new communicators, a negative key,
+ * comm_free over many more communicators than a world holds at once.
  */
 #define _GNU_SOURCE
 #include <complex.h>
@@ -404,6 +405,93 @@ TEST(comm_create_even_odd_with_collectives)
 {
 	RUN_RANKS(4, split_rank, NULL);
 	RUN_RANKS(3, split_rank, NULL);
+}
+
+/*
+ * FREE_CYCLES create/free cycles, twice the communicators a world holds at
+ * once: each new one (all ranks, or evens and odds) gets a new id, its
+ * ranks, an allreduce and a message checked; a freed id names nothing
+ * (FMPL_ERR_ARG) and is not the next one's.  Then FMPL_ERR_BUSY: rank 0
+ * frees while its irecv from rank 1 is pending, which does not count;
+ * rank 1 sends only after that, rank 0 waits for it and frees again.
+ */
+#define FREE_CYCLES	130
+
+struct free_sync {
+	int busy_seen;
+};
+
+static void free_rank(struct __test_metadata *_metadata, int rank, int size,
+		      void *arg)
+{
+	struct free_sync *sync = arg;
+	int comm, freed = -1, ier, k, r, ref, sum, work, nrank, nsize;
+	uint8_t buf[3000];
+
+	INIT(2);
+	comm = WORLD;
+	ASSERT_EQ(FMPL_ERR_ARG, fmpl_comm_free(&comm, &ier));
+	ASSERT_EQ(FMPL_ERR_ARG, fmpl_comm_free(NULL, &ier));
+	for (k = 0; k < FREE_CYCLES; k++) {
+		int split = k % 2;
+
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_comm_create(&comm, split ? rank % 2 : 0, &ier));
+		ASSERT_NE(freed, comm);
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_comm_rank(comm, &nrank, &ier));
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_comm_size(comm, &nsize, &ier));
+		ASSERT_EQ(split ? rank / 2 : rank, nrank);
+		ASSERT_EQ(split ? (size - rank % 2 + 1) / 2 : size, nsize);
+		for (ref = 0, r = split ? rank % 2 : 0; r < size; r += split + 1)
+			ref += r + k;
+		sum = rank + k;
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_allreduce(&sum, 1, &fmpl_isum, comm, &work, &ier));
+		ASSERT_EQ(ref, sum);
+		if (nsize > 1 && nrank == 0) {
+			fill(buf, sizeof(buf), seed_of(rank, size, k, 41));
+			ASSERT_EQ(FMPL_SUCCESS, fmpl_send(buf, sizeof(buf), 1, 1, comm, &ier));
+		} else if (nsize > 1 && nrank == 1) {
+			ASSERT_EQ(FMPL_SUCCESS, fmpl_recv(buf, sizeof(buf), 0, 1, comm, &ier));
+			ASSERT_EQ(-1, check(buf, sizeof(buf),
+					    seed_of(split ? rank % 2 : 0, size, k, 41)));
+		}
+		freed = comm;
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_comm_free(&comm, &ier));
+		ASSERT_EQ((int)FMPL_COMM_NULL, comm);
+		ASSERT_EQ(FMPL_ERR_ARG, fmpl_comm_size(freed, &nsize, &ier));
+		ASSERT_EQ(FMPL_ERR_ARG, fmpl_barrier(freed, &ier));
+	}
+
+	ASSERT_EQ(FMPL_SUCCESS, fmpl_comm_create(&comm, 0, &ier));
+	if (rank == 0) {
+		memset(buf, 0, sizeof(buf));
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_irecv(buf, sizeof(buf), 1, 1, comm, &ier));
+		ASSERT_EQ(FMPL_ERR_BUSY, fmpl_comm_free(&comm, &ier));
+		ASSERT_EQ(EBUSY, errno);
+		ASSERT_NE((int)FMPL_COMM_NULL, comm);
+		__atomic_store_n(&sync->busy_seen, 1, __ATOMIC_SEQ_CST);
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_irecv_wait(1, 1, comm, &ier));
+		ASSERT_EQ(-1, check(buf, sizeof(buf), seed_of(1, size, 0, 42)));
+	} else if (rank == 1) {
+		for (k = 0; k < 10000; k++) {	/* 10 s at most */
+			if (__atomic_load_n(&sync->busy_seen, __ATOMIC_SEQ_CST))
+				break;
+			sleep_ms(1);
+		}
+		ASSERT_LT(k, 10000);
+		fill(buf, sizeof(buf), seed_of(1, size, 0, 42));
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_send(buf, sizeof(buf), 0, 1, comm, &ier));
+	}
+	ASSERT_EQ(FMPL_SUCCESS, fmpl_comm_free(&comm, &ier));
+	ASSERT_EQ(FMPL_SUCCESS, fmpl_barrier(WORLD, &ier));
+	FINALIZE();
+}
+
+TEST(comm_free_cycles_stale_ids_and_busy)
+{
+	struct free_sync *sync = shared(sizeof(*sync));
+
+	ASSERT_NE(NULL, sync);
+	RUN_RANKS(3, free_rank, sync);
 }
 
 /* FMPL_COLL in the environment picks the path as fmpl_coll_mode does. */

@@ -7,13 +7,15 @@
  * field of every structure, every FMPL_IOC_INIT field at and past its
  * edges, unmapped and read-only areas and buffers (EFAULT), xfer flags,
  * ranks, indices, communicators and sizes, wait flags, spool alignment,
- * collective roots, COMM_INFO's ENOSPC, every unknown request number and
+ * collective roots, COMM_INFO's ENOSPC, COMM_FREE (the world, freed and
+ * unknown ids, EBUSY, a full world's slots), every unknown request number and
  * every wrong structure size (ENOTTY), a second INIT (EBUSY), long-term
  * pins past RLIMIT_MEMLOCK without CAP_IPC_LOCK (ENOMEM).  After all
  * that the same file still works: a message to itself in a 1-rank world,
  * data checked.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 
@@ -23,6 +25,12 @@
 #include "fmpl_util.h"
 
 #define COUNT	4
+
+/* Every feature of this uapi; bits above it are unknown. */
+#define ALL_FEATURES	(FMPL_FEATURE_P2P | FMPL_FEATURE_SPOOL | \
+			 FMPL_FEATURE_ANY_SOURCE | FMPL_FEATURE_COLL | \
+			 FMPL_FEATURE_FAST | FMPL_FEATURE_COMM_FREE)
+#define FIRST_UNKNOWN_FEATURE	6
 
 /* ioctl() as 0 or -errno. */
 static int io(int fd, unsigned long cmd, void *arg)
@@ -110,16 +118,16 @@ static int open_world(struct world *w)
 static const unsigned long after_init[] = {
 	FMPL_IOC_SEND, FMPL_IOC_RECV, FMPL_IOC_WAIT, FMPL_IOC_SENDBUF_SET,
 	FMPL_IOC_SENDBUF_CHECK, FMPL_IOC_BARRIER, FMPL_IOC_BCAST,
-	FMPL_IOC_COMM_CREATE, FMPL_IOC_COMM_INFO, FMPL_IOC_FAST_WAIT,
-	FMPL_IOC_FAST_WAKE,
+	FMPL_IOC_COMM_CREATE, FMPL_IOC_COMM_INFO, FMPL_IOC_COMM_FREE,
+	FMPL_IOC_FAST_WAIT, FMPL_IOC_FAST_WAKE,
 };
 
 static const unsigned long all_cmds[] = {
 	FMPL_IOC_API, FMPL_IOC_GET_INFO, FMPL_IOC_INIT, FMPL_IOC_SEND,
 	FMPL_IOC_RECV, FMPL_IOC_WAIT, FMPL_IOC_SENDBUF_SET,
 	FMPL_IOC_SENDBUF_CHECK, FMPL_IOC_BARRIER, FMPL_IOC_BCAST,
-	FMPL_IOC_COMM_CREATE, FMPL_IOC_COMM_INFO, FMPL_IOC_FAST_WAIT,
-	FMPL_IOC_FAST_WAKE,
+	FMPL_IOC_COMM_CREATE, FMPL_IOC_COMM_INFO, FMPL_IOC_COMM_FREE,
+	FMPL_IOC_FAST_WAIT, FMPL_IOC_FAST_WAKE,
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -135,7 +143,7 @@ TEST(get_info_any_time)
 	ASSERT_EQ(FMPL_API_VERSION, info.api);
 	ASSERT_LE(2, info.ranks_max);
 	ASSERT_NE(0, info.features & FMPL_FEATURE_P2P);
-	ASSERT_EQ(0, info.features & ~0x1fULL);
+	ASSERT_EQ(0, info.features & ~ALL_FEATURES);
 	ASSERT_LE(600 + 4, info.count_max);
 	ASSERT_LE(16 * MB, info.msg_max);
 	ASSERT_EQ(-1, check_byte(info.reserved, sizeof(info.reserved), 0));
@@ -178,7 +186,8 @@ TEST(api_version_features_reserved)
 		ASSERT_NE(0, api.features & FMPL_FEATURE_P2P);
 	}
 	/* Unknown feature bits: EINVAL. */
-	for (int b = 5; b < 64; b += 7) {
+	ASSERT_EQ(1ULL << FIRST_UNKNOWN_FEATURE, ALL_FEATURES + 1);
+	for (int b = FIRST_UNKNOWN_FEATURE; b < 64; b += 7) {
 		api = (struct fmpl_api){ .api = FMPL_API_VERSION,
 					 .features = FMPL_FEATURE_P2P | (1ULL << b) };
 		ASSERT_EQ(-EINVAL, io(fd, FMPL_IOC_API, &api));
@@ -195,10 +204,10 @@ TEST(api_version_features_reserved)
 	memset(junk, 0, sizeof(junk));
 	ASSERT_EQ(-EPERM, io(fd, FMPL_IOC_SENDBUF_CHECK, junk));
 	/* Every known feature at once is fine; then a second API is an error. */
-	api = (struct fmpl_api){ .api = 1, .features = 0xf };
+	api = (struct fmpl_api){ .api = 1, .features = ALL_FEATURES };
 	ASSERT_EQ(0, io(fd, FMPL_IOC_API, &api));
 	ASSERT_EQ(FMPL_API_VERSION, api.api);
-	ASSERT_EQ(0x1fULL, api.features);
+	ASSERT_EQ(ALL_FEATURES, api.features);
 	ASSERT_EQ(0, api.reserved);
 	api = (struct fmpl_api){ .api = 1 };
 	r = io(fd, FMPL_IOC_API, &api);
@@ -619,6 +628,187 @@ TEST(comm_create_and_info_every_field)
 	BAD_CI(0, ci.comm = cc.comm);
 	ASSERT_EQ(0, members[0]);
 	close(w.fd);
+}
+
+static int create_1(struct world *w, uint32_t *comm)
+{
+	struct fmpl_comm_create cc = { .key = 0 };
+	int ret = io(w->fd, FMPL_IOC_COMM_CREATE, &cc);
+
+	*comm = cc.comm;
+	return ret;
+}
+
+/*
+ * COMM_FREE: every field; the world, unknown and freed ids; a full world
+ * (63 communicators besides the world: ENOSPC) gets a slot back by a free,
+ * under a new id; a pending receive on the communicator makes it EBUSY
+ * (not counted) until it completes; a freed id names nothing any more.
+ */
+TEST(comm_free_every_field_and_slot_reuse)
+{
+	struct fmpl_comm_free cf;
+	struct fmpl_comm_info ci;
+	struct fmpl_coll cl;
+	struct fmpl_xfer x;
+	struct world w;
+	uint32_t ids[63], id, j;
+	uint8_t in[100], out[100];
+	size_t i, n;
+
+	ASSERT_EQ(0, open_world(&w));
+#define BAD_CF(errno_, field_expr) do {					\
+	cf = (struct fmpl_comm_free){ .comm = ids[0] };			\
+	field_expr;							\
+	ASSERT_EQ(errno_, io(w.fd, FMPL_IOC_COMM_FREE, &cf));		\
+} while (0)
+	ASSERT_EQ(0, create_1(&w, &ids[0]));
+	BAD_CF(-EINVAL, cf.reserved0 = 1);
+	for (i = 0; i < N(cf.reserved); i++)
+		BAD_CF(-EINVAL, cf.reserved[i] = 1);
+	BAD_CF(-EINVAL, cf.comm = FMPL_COMM_WORLD);
+	BAD_CF(-EINVAL, cf.comm = FMPL_COMM_NULL);
+	BAD_CF(-EINVAL, cf.comm = 40);
+	BAD_CF(-EINVAL, cf.comm = ids[0] + 64 * 4096);	/* its slot, not its id */
+	ASSERT_EQ(-EFAULT, io(w.fd, FMPL_IOC_COMM_FREE, NULL));
+	ASSERT_EQ(-EFAULT, io(w.fd, FMPL_IOC_COMM_FREE, unmapped(4096)));
+
+	/* Fill the world: 63 besides FMPL_COMM_WORLD, all different. */
+	for (n = 1; n < N(ids); n++) {
+		ASSERT_EQ(0, create_1(&w, &ids[n]));
+		for (j = 0; j < n; j++)
+			ASSERT_NE(ids[j], ids[n]);
+	}
+	ASSERT_EQ(-ENOSPC, create_1(&w, &id));
+	ASSERT_EQ(FMPL_COMM_NULL, id);
+
+	/* A receive posted on ids[5] and not complete: EBUSY, not counted. */
+	x = xfer(in, sizeof(in));
+	x.comm = ids[5];
+	x.mai = 1;
+	x.flags = FMPL_XFER_NONBLOCK;
+	ASSERT_EQ(0, io(w.fd, FMPL_IOC_RECV, &x));
+	ASSERT_EQ(FMPL_STATUS_PENDING, x.status);
+	BAD_CF(-EBUSY, cf.comm = ids[5]);
+	fill(out, sizeof(out), seed_of(0, 1, 5, 60));
+	x = xfer(out, sizeof(out));
+	x.comm = ids[5];
+	x.mai = 1;
+	ASSERT_EQ(0, io(w.fd, FMPL_IOC_SEND, &x));
+	ASSERT_EQ(-1, check(in, sizeof(in), seed_of(0, 1, 5, 60)));
+	/* Complete (seen in the flag area, not waited for): it may go. */
+	BAD_CF(0, cf.comm = ids[5]);
+
+	/* Gone: every call naming it fails, a second free too. */
+	BAD_CF(-EINVAL, cf.comm = ids[5]);
+	ci = (struct fmpl_comm_info){ .comm = ids[5] };
+	ASSERT_EQ(-EINVAL, io(w.fd, FMPL_IOC_COMM_INFO, &ci));
+	cl = (struct fmpl_coll){ .comm = ids[5] };
+	ASSERT_EQ(-EINVAL, io(w.fd, FMPL_IOC_BARRIER, &cl));
+	x = xfer(out, 1);
+	x.comm = ids[5];
+	ASSERT_EQ(-EINVAL, io(w.fd, FMPL_IOC_SEND, &x));
+
+	/* Its slot is free again, under a new id that works. */
+	ASSERT_EQ(0, create_1(&w, &id));
+	for (j = 0; j < N(ids); j++)
+		ASSERT_NE(ids[j], id);
+	ASSERT_EQ(id % 64, ids[5] % 64);
+	ci = (struct fmpl_comm_info){ .comm = id };
+	ASSERT_EQ(0, io(w.fd, FMPL_IOC_COMM_INFO, &ci));
+	ASSERT_EQ(1, ci.size);
+	cl = (struct fmpl_coll){ .comm = id };
+	ASSERT_EQ(0, io(w.fd, FMPL_IOC_BARRIER, &cl));
+	ids[5] = id;
+	ASSERT_EQ(-ENOSPC, create_1(&w, &id));
+
+	/* Free them all; the world is still there. */
+	for (j = 0; j < N(ids); j++)
+		BAD_CF(0, cf.comm = ids[j]);
+	cl = (struct fmpl_coll){ .comm = FMPL_COMM_WORLD };
+	ASSERT_EQ(0, io(w.fd, FMPL_IOC_BARRIER, &cl));
+	ASSERT_EQ(0, create_1(&w, &id));
+	close(w.fd);
+}
+
+/* Rank @rank of a @size-rank world of key $FMPL_KEY, raw (RUN_RANKS). */
+static int join_world(struct world *w, int rank, int size)
+{
+	struct fmpl_init in;
+
+	w->fd = open_api();
+	w->ma = map(4096, PROT_READ | PROT_WRITE);
+	w->fa = map(4096, PROT_READ | PROT_WRITE);
+	if (w->fd < 0 || !w->ma || !w->fa)
+		return -1;
+	in = good_init(w);
+	in.key = strtoull(getenv("FMPL_KEY"), NULL, 0);
+	in.size = size;
+	in.rank = rank;
+	return io(w->fd, FMPL_IOC_INIT, &in);
+}
+
+struct free_race {
+	int fd;
+	uint32_t comm;
+	int ret;
+};
+
+static void *free_thread(void *arg)
+{
+	struct free_race *fr = arg;
+	struct fmpl_comm_free cf = { .comm = fr->comm };
+
+	fr->ret = io(fr->fd, FMPL_IOC_COMM_FREE, &cf);
+	return NULL;
+}
+
+/*
+ * An erroneous program: rank 0 frees C in one thread and, while that free
+ * waits for rank 1, enters a barrier on C in another thread (the next
+ * collective on C, which rank 1 never joins).  When rank 1 frees C, the
+ * free completes on both and the stray barrier fails with EINVAL instead
+ * of waiting for ever (it also fails so when it comes after the free);
+ * the world is not broken.
+ */
+static void stray_rank(struct __test_metadata *_metadata, int rank, int size,
+		       void *arg)
+{
+	struct fmpl_comm_create cc = { .key = 0 };
+	struct fmpl_coll cl = { .comm = FMPL_COMM_WORLD };
+	struct fmpl_comm_free cf;
+	struct free_race fr;
+	struct world w;
+	pthread_t t;
+	double t0;
+
+	(void)arg;
+	ASSERT_EQ(0, join_world(&w, rank, size));
+	ASSERT_EQ(0, io(w.fd, FMPL_IOC_COMM_CREATE, &cc));
+	ASSERT_EQ(2, cc.size);
+	if (rank == 1) {
+		sleep_ms(400);
+		cf = (struct fmpl_comm_free){ .comm = cc.comm };
+		ASSERT_EQ(0, io(w.fd, FMPL_IOC_COMM_FREE, &cf));
+	} else {
+		fr = (struct free_race){ .fd = w.fd, .comm = cc.comm };
+		ASSERT_EQ(0, pthread_create(&t, NULL, free_thread, &fr));
+		sleep_ms(100);
+		t0 = now_s();
+		cl.comm = cc.comm;
+		ASSERT_EQ(-EINVAL, io(w.fd, FMPL_IOC_BARRIER, &cl));
+		ASSERT_GT(5.0, now_s() - t0);
+		ASSERT_EQ(0, pthread_join(t, NULL));
+		ASSERT_EQ(0, fr.ret);
+		cl.comm = FMPL_COMM_WORLD;
+	}
+	ASSERT_EQ(0, io(w.fd, FMPL_IOC_BARRIER, &cl));
+	close(w.fd);
+}
+
+TEST(collective_on_a_communicator_freed_under_it_fails)
+{
+	RUN_RANKS(2, stray_rank, NULL);
 }
 
 /* Every request number of the magic that is not defined, every size. */

@@ -21,7 +21,7 @@
  *                           until every rank has joined (join_timeout_ms).
  *   3. FMPL_IOC_SEND / _RECV / _WAIT, FMPL_IOC_SENDBUF_SET / _CHECK,
  *      FMPL_IOC_BARRIER, FMPL_IOC_BCAST, FMPL_IOC_COMM_CREATE,
- *      FMPL_IOC_COMM_INFO; with fast_count (FMPL_FEATURE_FAST): mmap() of
+ *      FMPL_IOC_COMM_INFO, FMPL_IOC_COMM_FREE; with fast_count (FMPL_FEATURE_FAST): mmap() of
  *      the fast area, FMPL_IOC_FAST_WAIT, FMPL_IOC_FAST_WAKE.
  *
  * FMPL_IOC_GET_INFO may be called at any time.  Other calls fail with
@@ -54,6 +54,7 @@
 #define FMPL_FEATURE_ANY_SOURCE	_BITULL(2)	/* FMPL_XFER_ANY_SOURCE */
 #define FMPL_FEATURE_COLL	_BITULL(3)	/* BARRIER, BCAST, COMM_CREATE */
 #define FMPL_FEATURE_FAST	_BITULL(4)	/* fast_count, mmap, FAST_WAIT/WAKE */
+#define FMPL_FEATURE_COMM_FREE	_BITULL(5)	/* COMM_FREE */
 
 /**
  * struct fmpl_api - FMPL_IOC_API argument.
@@ -271,7 +272,11 @@ struct fmpl_fast_wake {
 	__u64 reserved[2];
 };
 
-/* Communicators: FMPL_COMM_WORLD exists after FMPL_IOC_INIT. */
+/*
+ * Communicators: FMPL_COMM_WORLD exists after FMPL_IOC_INIT.  Others are
+ * opaque handles below 2^31 given by FMPL_IOC_COMM_CREATE; at most 63 live
+ * at once in a world (ENOSPC), FMPL_IOC_COMM_FREE ends one.
+ */
 #define FMPL_COMM_WORLD		0
 #define FMPL_COMM_NULL		0xffffffffU	/* comm_create with a negative key */
 #define FMPL_TAG_ANY		0xffffffffU	/* receive: match any index */
@@ -454,6 +459,26 @@ struct fmpl_comm_info {
 	__u64 reserved[2];
 };
 
+/**
+ * struct fmpl_comm_free - FMPL_IOC_COMM_FREE argument: collective over
+ * @comm; when every rank of it has called it, @comm is gone (its slot can
+ * be reused; the handle itself is not handed out again soon: a call with it
+ * fails with EINVAL, as with a handle never created).  FMPL_COMM_WORLD
+ * cannot be freed (EINVAL).  The caller's non-blocking sends and receives
+ * on @comm must be complete first (EBUSY otherwise; the call then did not
+ * count, and may be repeated once they are: FMPL_IOC_WAIT for them).  A
+ * collective still waiting on @comm in another thread fails with EINVAL
+ * once it is freed.
+ * @comm: the communicator (the caller must belong to it).
+ * @reserved0: must be zero.
+ * @reserved: must be zero.
+ */
+struct fmpl_comm_free {
+	__u32 comm;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
 #define FMPL_IOC_MAGIC		0xDB
 
 #define FMPL_IOC_API		_IOWR(FMPL_IOC_MAGIC, 0x00, struct fmpl_api)
@@ -468,6 +493,7 @@ struct fmpl_comm_info {
 #define FMPL_IOC_BCAST		_IOW(FMPL_IOC_MAGIC, 0x21, struct fmpl_coll)
 #define FMPL_IOC_COMM_CREATE	_IOWR(FMPL_IOC_MAGIC, 0x22, struct fmpl_comm_create)
 #define FMPL_IOC_COMM_INFO	_IOWR(FMPL_IOC_MAGIC, 0x23, struct fmpl_comm_info)
+#define FMPL_IOC_COMM_FREE	_IOW(FMPL_IOC_MAGIC, 0x24, struct fmpl_comm_free)
 #define FMPL_IOC_FAST_WAIT	_IOW(FMPL_IOC_MAGIC, 0x30, struct fmpl_fast_wait)
 #define FMPL_IOC_FAST_WAKE	_IOW(FMPL_IOC_MAGIC, 0x31, struct fmpl_fast_wake)
 

@@ -29,7 +29,7 @@ extern "C" {
 /* Return codes (ier). */
 #define FMPL_SUCCESS		0
 #define FMPL_ERR_ARG		1	/* an argument is out of range (EINVAL) */
-#define FMPL_ERR_BUSY		2	/* matching index in use (EBUSY) */
+#define FMPL_ERR_BUSY		2	/* index in use, comm_free too early (EBUSY) */
 #define FMPL_ERR_PEER		3	/* the peer left the world (ECONNRESET) */
 #define FMPL_ERR_TRUNCATE	4	/* message larger than the buffer (EMSGSIZE) */
 #define FMPL_ERR_NODEV		5	/* no /dev/fmpl or old kernel (ENOENT, EPROTONOSUPPORT) */
@@ -123,12 +123,15 @@ int fmpl_recv_any_status(void *buf, size_t size, int mai, int comm,
 
 /*
  * Communicators and collectives.  comm_create: over FMPL_COMM_WORLD; a
- * negative key gives (int)FMPL_COMM_NULL.  reduce/allreduce: @count
- * elements of func->elem_size bytes; @work has room for @count elements
- * (NULL: libfmpl allocates it); on ranks other than @root, reduce leaves a
- * partial result in @buf.
+ * negative key gives (int)FMPL_COMM_NULL; at most 63 live at once.
+ * comm_free: collective over *comm, sets it to (int)FMPL_COMM_NULL; the
+ * caller's isend/irecv on it must be waited for first (FMPL_ERR_BUSY).
+ * reduce/allreduce: @count elements of func->elem_size bytes; @work has
+ * room for @count elements (NULL: libfmpl allocates it); on ranks other
+ * than @root, reduce leaves a partial result in @buf.
  */
 int fmpl_comm_create(int *comm, int key, int *ier);
+int fmpl_comm_free(int *comm, int *ier);
 int fmpl_barrier(int comm, int *ier);
 int fmpl_bcast(void *buf, size_t size, int root, int comm, int *ier);
 int fmpl_reduce(void *buf, size_t count, const fmpl_op *func, int root,

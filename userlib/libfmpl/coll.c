@@ -286,3 +286,32 @@ FMPLLIB_PUBLIC int fmpl_comm_create(int *comm, int key, int *ier)
 	*comm = (int)cc.comm;
 	return fmpllib_ret(ier, FMPL_SUCCESS, 0);
 }
+
+FMPLLIB_PUBLIC int fmpl_comm_free(int *comm, int *ier)
+{
+	struct fmpl_comm_free cf = { 0 };
+	struct fmpllib_comm *c;
+	int ret;
+
+	if (!comm) {
+		errno = EINVAL;
+		return fmpllib_ret(ier, FMPL_ERR_ARG, 0);
+	}
+	ret = fmpllib_comm(*comm, &c);
+	if (!ret && *comm == FMPL_COMM_WORLD) {
+		errno = EINVAL;
+		ret = FMPL_ERR_ARG;
+	}
+	if (!ret && !(fmpllib_g.features & FMPL_FEATURE_COMM_FREE)) {
+		errno = EOPNOTSUPP;
+		ret = FMPL_ERR_NODEV;
+	}
+	if (ret)
+		return fmpllib_ret(ier, ret, 0);
+	cf.comm = c->id;
+	if (ioctl(fmpllib_g.fd, FMPL_IOC_COMM_FREE, &cf))
+		return fmpllib_fail(ier, errno);
+	fmpllib_comm_drop(cf.comm);
+	*comm = (int)FMPL_COMM_NULL;
+	return fmpllib_ret(ier, FMPL_SUCCESS, 0);
+}

@@ -26,7 +26,7 @@ static int coll_explicit = -1;
 /* The features libfmpl uses; P2P is required, the rest used if there. */
 #define FMPLLIB_FEATURES	(FMPL_FEATURE_P2P | FMPL_FEATURE_SPOOL | \
 				 FMPL_FEATURE_ANY_SOURCE | FMPL_FEATURE_COLL | \
-				 FMPL_FEATURE_FAST)
+				 FMPL_FEATURE_FAST | FMPL_FEATURE_COMM_FREE)
 
 FMPLLIB_PUBLIC size_t fmpl_ma_bytes(int size, int count)
 {
@@ -63,7 +63,7 @@ static void comm_free(struct fmpllib_comm *c)
 struct fmpllib_comm *fmpllib_comm_load(uint32_t id, int *err)
 {
 	struct fmpl_comm_info ci = { .comm = id };
-	struct fmpllib_comm *c, **grown;
+	struct fmpllib_comm *c;
 
 	if (ioctl(fmpllib_g.fd, FMPL_IOC_COMM_INFO, &ci)) {
 		*err = errno;
@@ -82,24 +82,21 @@ struct fmpllib_comm *fmpllib_comm_load(uint32_t id, int *err)
 	c->id = id;
 	c->rank = (int)ci.rank;
 	c->size = (int)ci.size;
-	if (id >= fmpllib_g.ncomms) {
-		size_t n = id + 8;
-
-		grown = realloc(fmpllib_g.comms, n * sizeof(*grown));
-		if (!grown)
-			goto nomem;
-		memset(grown + fmpllib_g.ncomms, 0,
-		       (n - fmpllib_g.ncomms) * sizeof(*grown));
-		fmpllib_g.comms = grown;
-		fmpllib_g.ncomms = n;
-	}
-	comm_free(fmpllib_g.comms[id]);
-	fmpllib_g.comms[id] = c;
+	fmpllib_comm_drop(id);
+	fmpllib_g.comms[id % FMPLLIB_COMM_CACHE] = c;
 	return c;
 nomem:
 	comm_free(c);
 	*err = ENOMEM;
 	return NULL;
+}
+
+void fmpllib_comm_drop(uint32_t id)
+{
+	struct fmpllib_comm **slot = &fmpllib_g.comms[id % FMPLLIB_COMM_CACHE];
+
+	comm_free(*slot);
+	*slot = NULL;
 }
 
 int fmpllib_comm(int id, struct fmpllib_comm **cp)
@@ -115,10 +112,9 @@ int fmpllib_comm(int id, struct fmpllib_comm **cp)
 		errno = EINVAL;
 		return FMPL_ERR_ARG;
 	}
-	if ((size_t)id < fmpllib_g.ncomms && fmpllib_g.comms[id]) {
-		*cp = fmpllib_g.comms[id];
+	*cp = fmpllib_g.comms[(uint32_t)id % FMPLLIB_COMM_CACHE];
+	if (*cp && (*cp)->id == (uint32_t)id)
 		return FMPL_SUCCESS;
-	}
 	*cp = fmpllib_comm_load((uint32_t)id, &err);
 	if (*cp)
 		return FMPL_SUCCESS;
@@ -162,9 +158,8 @@ static void release_state(void)
 	if (fmpllib_g.fast)
 		munmap(fmpllib_g.fast, fmpllib_g.fast_len);
 	free(fmpllib_g.fast_posts);
-	for (i = 0; i < fmpllib_g.ncomms; i++)
+	for (i = 0; i < FMPLLIB_COMM_CACHE; i++)
 		comm_free(fmpllib_g.comms[i]);
-	free(fmpllib_g.comms);
 	free(fmpllib_g.isend);
 	memset(&fmpllib_g, 0, sizeof(fmpllib_g));
 	fmpllib_g.fd = -1;

@@ -81,6 +81,8 @@ int fmpllib_fail(int *ier, int err);
 
 /* ---- init.c: the library's state --------------------------------------- */
 
+#define FMPLLIB_COMM_CACHE	64
+
 struct fmpllib_comm {
 	uint32_t id;
 	int rank, size;
@@ -110,8 +112,12 @@ struct fmpllib_state {
 	unsigned int spin_us;
 	int coll;
 	uint8_t *isend;		/* [world rank][kcount]: FMPLLIB_ISEND_* */
-	struct fmpllib_comm **comms;	/* by comm id */
-	size_t ncomms;
+	/*
+	 * Cached communicators, by id % FMPLLIB_COMM_CACHE: ids are opaque,
+	 * but the kernel's live ones differ in that (their slot), so two in
+	 * use never evict each other.
+	 */
+	struct fmpllib_comm *comms[FMPLLIB_COMM_CACHE];
 	int spool_set;
 	void *fast;		/* the fast area (FMPL_FAST), or NULL */
 	size_t fast_len;
@@ -133,6 +139,8 @@ extern int fmpllib_inited;
 int fmpllib_comm(int id, struct fmpllib_comm **cp);
 /* Fetch @id's members into the cache (after COMM_CREATE). */
 struct fmpllib_comm *fmpllib_comm_load(uint32_t id, int *err);
+/* Forget @id (after COMM_FREE). */
+void fmpllib_comm_drop(uint32_t id);
 
 /* Slot of (world rank @w, index @mai) in the matching and flag areas. */
 static inline size_t fmpllib_slot(unsigned int w, uint32_t mai)
