@@ -373,10 +373,8 @@ int fmpl_join(struct fmpl_ep **epp, const struct fmpl_init *in)
 			 in->size, in->count, in->fast_count);
 		ret = -EEXIST;
 		goto unlock;
-	} else if (found->complete) {
-		ret = found->broken ? -ECONNRESET : -EADDRINUSE;
-		goto unlock;
 	} else if (found->eps[in->rank]) {
+		/* A listed world is never complete: it leaves the list then. */
 		ret = -EADDRINUSE;
 		goto unlock;
 	} else {
