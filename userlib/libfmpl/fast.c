@@ -223,7 +223,7 @@ int fmpllib_fast_irecv_wait(struct fmpllib_comm *c, int peer, uint32_t mai,
 	}
 	if (test)
 		return FMPL_SUCCESS;
-	p->state = FMPLLIB_FAST_IDLE;
+	/* Kept until the next irecv, as the flag area keeps a result. */
 	if (st)
 		*st = p->st;
 	errno = p->err;
