@@ -108,7 +108,7 @@ static bool fmpl_round_until(struct fmpl_world *w, struct fmpl_comm *c,
 	return ok;
 }
 
-/* Why round @r of @c cannot go on: the world broke or @c was freed. */
+/* Why a round cannot go on: the world broke, or its communicator was freed. */
 static int fmpl_round_error(struct fmpl_world *w)
 {
 	return w->broken ? -ECONNRESET : -EINVAL;

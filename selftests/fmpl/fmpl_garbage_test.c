@@ -731,6 +731,90 @@ TEST(comm_free_every_field_and_slot_reuse)
 	close(w.fd);
 }
 
+struct lookup_race {
+	int fd;
+	uint32_t cur, prev;	/* the live id, the one freed before it */
+	int stop, started;
+	long ok, einval, bad;
+};
+
+/* Point-to-point lookups and COMM_INFO on ids being freed meanwhile. */
+static void *lookup_thread(void *arg)
+{
+	struct lookup_race *lr = arg;
+	uint32_t member;
+	uint8_t byte = 0;
+
+	while (!__atomic_load_n(&lr->stop, __ATOMIC_ACQUIRE)) {
+		uint32_t ids[2] = { __atomic_load_n(&lr->cur, __ATOMIC_ACQUIRE),
+				    __atomic_load_n(&lr->prev, __ATOMIC_ACQUIRE) };
+
+		for (int k = 0; k < 2; k++) {
+			struct fmpl_comm_info ci = {
+				.comm = ids[k], .members = (uintptr_t)&member,
+				.members_len = 1,
+			};
+			struct fmpl_xfer x = { .buf = (uintptr_t)&byte, .size = 1,
+					       .peer = 1, .comm = ids[k] };
+			int r;
+
+			member = 77;
+			r = io(lr->fd, FMPL_IOC_COMM_INFO, &ci);
+			if (!r && ci.size == 1 && ci.rank == 0 && member == 0)
+				lr->ok++;
+			else if (r == -EINVAL)
+				lr->einval++;
+			else
+				lr->bad++;
+			/* Rank 1 is past the size of any of them: EINVAL. */
+			if (io(lr->fd, FMPL_IOC_SEND, &x) != -EINVAL)
+				lr->bad++;
+		}
+		__atomic_store_n(&lr->started, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * 2000 create/free cycles in a 1-rank world while another thread looks
+ * the live and the last freed id up (COMM_INFO, which holds a reference
+ * while it copies; SEND, which reads the members under RCU): every lookup
+ * gives the right communicator or EINVAL, the freed ids always EINVAL; on
+ * the debug kernel KASAN checks that nothing is used after its free.
+ */
+TEST(comm_lookups_race_with_free)
+{
+	struct lookup_race lr = { 0 };
+	struct fmpl_comm_free cf;
+	struct world w;
+	pthread_t t;
+	uint32_t id;
+	int k;
+
+	ASSERT_EQ(0, open_world(&w));
+	ASSERT_EQ(0, create_1(&w, &id));
+	lr.fd = w.fd;
+	lr.cur = id;
+	lr.prev = id;
+	ASSERT_EQ(0, pthread_create(&t, NULL, lookup_thread, &lr));
+	for (k = 0; k < 5000 && !__atomic_load_n(&lr.started, __ATOMIC_ACQUIRE); k++)
+		sleep_ms(1);
+	for (k = 0; k < 2000; k++) {
+		cf = (struct fmpl_comm_free){ .comm = id };
+		ASSERT_EQ(0, io(w.fd, FMPL_IOC_COMM_FREE, &cf));
+		__atomic_store_n(&lr.prev, id, __ATOMIC_RELEASE);
+		ASSERT_EQ(0, create_1(&w, &id));
+		__atomic_store_n(&lr.cur, id, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&lr.stop, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	TH_LOG("lookups: %ld found, %ld EINVAL", lr.ok, lr.einval);
+	ASSERT_EQ(0, lr.bad);
+	ASSERT_LT(0, lr.ok);
+	ASSERT_LT(0, lr.einval);
+	close(w.fd);
+}
+
 /* Rank @rank of a @size-rank world of key $FMPL_KEY, raw (RUN_RANKS). */
 static int join_world(struct world *w, int rank, int size)
 {
