@@ -274,6 +274,47 @@ static void sleeping_sender(struct __test_metadata *_metadata, int rank,
 	ASSERT_EQ(FMPL_SUCCESS, ier);
 }
 
+/*
+ * fmpl_comm_free with a fast receive posted on the communicator:
+ * FMPL_ERR_BUSY, not counted; rank 0 sends only after rank 1 saw it, then
+ * both free.
+ */
+static void free_busy(struct __test_metadata *_metadata, int rank, int size,
+		      void *arg)
+{
+	int *busy_seen = arg, comm, ier, k;
+	uint8_t buf[FMPL_FAST_DATA_MAX];
+
+	init_fast(_metadata, NULL);
+	ASSERT_EQ(FMPL_SUCCESS, fmpl_comm_create(&comm, 0, &ier));
+	if (rank == 1) {
+		memset(buf, 0, sizeof(buf));
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_irecv(buf, sizeof(buf), 0, 2, comm, &ier));
+		ASSERT_EQ(FMPL_ERR_BUSY, fmpl_comm_free(&comm, &ier));
+		ASSERT_EQ(EBUSY, errno);
+		__atomic_store_n(busy_seen, 1, __ATOMIC_SEQ_CST);
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_irecv_wait(0, 2, comm, &ier));
+		ASSERT_EQ(-1, check(buf, 40, seed_of(0, size, 0, 8)));
+	} else {
+		for (k = 0; k < 10000 && !__atomic_load_n(busy_seen, __ATOMIC_SEQ_CST); k++)
+			sleep_ms(1);
+		ASSERT_LT(k, 10000);
+		fill(buf, 40, seed_of(0, size, 0, 8));
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_send(buf, 40, 1, 2, comm, &ier));
+	}
+	ASSERT_EQ(FMPL_SUCCESS, fmpl_comm_free(&comm, &ier));
+	ASSERT_EQ((int)FMPL_COMM_NULL, comm);
+	FINALIZE();
+}
+
+TEST(comm_free_waits_for_a_fast_receive)
+{
+	int *busy_seen = shared(sizeof(*busy_seen));
+
+	ASSERT_NE(NULL, busy_seen);
+	RUN_RANKS(2, free_busy, busy_seen);
+}
+
 TEST(sleeping_sender_woken_in_order)
 {
 	RUN_RANKS(2, sleeping_sender, NULL);

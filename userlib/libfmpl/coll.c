@@ -306,6 +306,11 @@ FMPLLIB_PUBLIC int fmpl_comm_free(int *comm, int *ier)
 		errno = EOPNOTSUPP;
 		ret = FMPL_ERR_NODEV;
 	}
+	/* The kernel checks its requests; fast receives are libfmpl's. */
+	if (!ret && fmpllib_fast_pending(c)) {
+		errno = EBUSY;
+		ret = FMPL_ERR_BUSY;
+	}
 	if (ret)
 		return fmpllib_ret(ier, ret, 0);
 	cf.comm = c->id;

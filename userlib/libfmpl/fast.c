@@ -196,9 +196,29 @@ int fmpllib_fast_irecv(struct fmpllib_comm *c, int peer, uint32_t mai,
 		return FMPL_ERR_BUSY;
 	}
 	p->state = FMPLLIB_FAST_POSTED;
+	p->comm = c->id;
 	p->buf = buf;
 	p->size = size;
 	return FMPL_SUCCESS;
+}
+
+int fmpllib_fast_pending(const struct fmpllib_comm *c)
+{
+	unsigned int m;
+	int i;
+
+	if (!fmpllib_g.fast_posts)
+		return 0;
+	for (i = 0; i < c->size; i++) {
+		const struct fmpllib_fast_post *p =
+			&fmpllib_g.fast_posts[(size_t)c->members[i] *
+					      fmpllib_g.fast_count];
+
+		for (m = 0; m < fmpllib_g.fast_count; m++)
+			if (p[m].state == FMPLLIB_FAST_POSTED && p[m].comm == c->id)
+				return 1;
+	}
+	return 0;
 }
 
 /* Complete it: @test 1 only looks (-1: not yet). */

@@ -93,6 +93,7 @@ struct fmpllib_comm {
 enum { FMPLLIB_FAST_IDLE, FMPLLIB_FAST_POSTED, FMPLLIB_FAST_DONE };
 struct fmpllib_fast_post {
 	int state;
+	uint32_t comm;		/* the communicator it was posted on */
 	void *buf;
 	size_t size;
 	int ret, err;		/* the result once done */
@@ -190,6 +191,8 @@ int fmpllib_fast_recv(struct fmpllib_comm *c, int peer, uint32_t mai,
 		      void *buf, size_t size, fmpl_status *st, int test);
 int fmpllib_fast_irecv(struct fmpllib_comm *c, int peer, uint32_t mai,
 		       void *buf, size_t size);
+/* Has the caller a fast receive posted on @c that has not completed? */
+int fmpllib_fast_pending(const struct fmpllib_comm *c);
 int fmpllib_fast_irecv_wait(struct fmpllib_comm *c, int peer, uint32_t mai,
 			    fmpl_status *st, int test);
 
