@@ -101,8 +101,8 @@ static struct fmpl_init good_init(struct world *w)
 	return in;
 }
 
-/* A 1-rank world with COUNT indices on a fresh file. */
-static int open_world(struct world *w)
+/* Rank @rank of a @size-rank world of @key, COUNT indices, a fresh file. */
+static int join_world(struct world *w, uint64_t key, int rank, int size)
 {
 	struct fmpl_init in;
 
@@ -112,7 +112,16 @@ static int open_world(struct world *w)
 	if (w->fd < 0 || !w->ma || !w->fa)
 		return -1;
 	in = good_init(w);
+	in.key = key;
+	in.size = size;
+	in.rank = rank;
 	return io(w->fd, FMPL_IOC_INIT, &in);
+}
+
+/* A 1-rank world. */
+static int open_world(struct world *w)
+{
+	return join_world(w, fresh_key(), 0, 1);
 }
 
 static const unsigned long after_init[] = {
@@ -815,23 +824,6 @@ TEST(comm_lookups_race_with_free)
 	close(w.fd);
 }
 
-/* Rank @rank of a @size-rank world of key $FMPL_KEY, raw (RUN_RANKS). */
-static int join_world(struct world *w, int rank, int size)
-{
-	struct fmpl_init in;
-
-	w->fd = open_api();
-	w->ma = map(4096, PROT_READ | PROT_WRITE);
-	w->fa = map(4096, PROT_READ | PROT_WRITE);
-	if (w->fd < 0 || !w->ma || !w->fa)
-		return -1;
-	in = good_init(w);
-	in.key = strtoull(getenv("FMPL_KEY"), NULL, 0);
-	in.size = size;
-	in.rank = rank;
-	return io(w->fd, FMPL_IOC_INIT, &in);
-}
-
 struct free_race {
 	int fd;
 	uint32_t comm;
@@ -867,7 +859,8 @@ static void stray_rank(struct __test_metadata *_metadata, int rank, int size,
 	double t0;
 
 	(void)arg;
-	ASSERT_EQ(0, join_world(&w, rank, size));
+	ASSERT_EQ(0, join_world(&w, strtoull(getenv("FMPL_KEY"), NULL, 0),
+				rank, size));
 	ASSERT_EQ(0, io(w.fd, FMPL_IOC_COMM_CREATE, &cc));
 	ASSERT_EQ(2, cc.size);
 	if (rank == 1) {
