@@ -13,9 +13,13 @@
  *        reader watches OFF and fails if a value ever goes backwards
  *   barrier DEV ROUNDS              every node: poke its round number into
  *        its slot, barrier, check every live node's slot shows the round
+ *   libbarrier DEV ROUNDS           the same through libawgstar's
+ *        awg_barrier(), called again after each ETIMEDOUT (a stalled
+ *        ring); prints the number of such retries
  *   event DEV send NODE ID DATA | event DEV wait ID TIMEOUT_MS
  *   stats DEV                       print rot_busy measured/model ratio
  * Exit status 0 when what was checked holds, 1 with a message otherwise.
+ * Every mode but libbarrier uses raw ioctls.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <awgstar.h>
 #include <linux/awgstar.h>
 
 #define PRIV_LEN	(64 << 10)
@@ -234,6 +239,58 @@ static int do_barrier(long rounds)
 	return 0;
 }
 
+#define LIBBAR_SLOTS_OFF	(62ULL << 20)
+#define LIBBAR_RETRIES_MAX	1000
+
+/* awg_barrier(), again after each ETIMEDOUT (counted in *@retries). */
+static void lib_barrier(struct awg_handle *h, long *retries)
+{
+	while (awg_barrier(h)) {
+		if (errno != ETIMEDOUT || ++*retries > LIBBAR_RETRIES_MAX)
+			die("awg_barrier");
+	}
+}
+
+static int do_libbarrier(const char *dev, long rounds)
+{
+	struct awg_handle *h;
+	uint8_t *m;
+	uint32_t i;
+	long r, retries = 0;
+
+	if (awg_open(dev, &h))
+		die("awg_open");
+	m = awg_map(h);
+	if (!m)
+		die("awg_map");
+	lib_barrier(h, &retries);	/* everyone started */
+	for (r = 1; r <= rounds; r++) {
+		uint64_t v = (uint64_t)r;
+
+		if (awg_write(h, LIBBAR_SLOTS_OFF + 8 * info.node_id, &v, 8))
+			die("awg_write");
+		lib_barrier(h, &retries);
+		if (awg_get_info(h, &info))
+			die("awg_get_info");
+		for (i = 0; i < info.nodes; i++) {
+			uint64_t got;
+
+			if (!(info.live_mask & (1U << i)))
+				continue;
+			memcpy(&got, m + LIBBAR_SLOTS_OFF + 8 * i, 8);
+			if (got != v) {
+				fprintf(stderr, "awg_ring_prog: node %u round %ld: node %u's slot shows %" PRIu64 " after the barrier\n",
+					info.node_id, r, i, got);
+				return 1;
+			}
+		}
+		lib_barrier(h, &retries);	/* all checked r before r+1 */
+	}
+	printf("retries %ld\n", retries);
+	awg_close(&h);
+	return 0;
+}
+
 static int do_event(char **argv)
 {
 	struct awg_event ev = { 0 };
@@ -290,6 +347,8 @@ int main(int argc, char **argv)
 				strtoull(argv[5], NULL, 0));
 	if (!strcmp(argv[1], "barrier") && argc == 4)
 		return do_barrier(atol(argv[3]));
+	if (!strcmp(argv[1], "libbarrier") && argc == 4)
+		return do_libbarrier(argv[2], atol(argv[3]));
 	if (!strcmp(argv[1], "event") && argc >= 6)
 		return do_event(argv + 3);
 	if (!strcmp(argv[1], "stats"))

@@ -11,7 +11,9 @@
 # of 500 N + 5 L (+ line time) for 2 and 3 nodes (skipped when
 # DLM_TIMEOUT_SCALE > 1, as on the debug kernel); a node killed mid-run:
 # the others notice, drop it, keep identical replicas and refuse events
-# to it (EHOSTUNREACH).  At the end the module is reloaded as
+# to it (EHOSTUNREACH); libawgstar's awg_barrier() retried after
+# ETIMEDOUT while one node's program or daemon is stopped for 2 s, the
+# nodes kept in step.  At the end the module is reloaded as
 # run-in-vm.sh left it (one board).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -128,6 +130,49 @@ ring_case() {	# ring_case NODES TRANSPORT
 
 ring_case 2 tcp
 ring_case 3 tcp
+
+# libawgstar's awg_barrier() called again after ETIMEDOUT, on a real ring:
+# both nodes run ROUNDS rounds (write its slot, barrier, check both slots
+# show the round, barrier) with AWG_BARRIER_TIMEOUT_MS=200, and one of
+# them is held up for 2 s.  First node 1's program is stopped: node 0's
+# calls time out while it waits and are resumed (retries counted, > 0).
+# Then node 1's awgstard is stopped (less than the token timeout, so no
+# node is dropped): whichever calls time out or wait in a flush, both must
+# stay in step.  Rounds checked exactly on both nodes.
+libbar_case() {	# libbar_case program|daemon: which of node 1's is stopped
+	local what=$1 rounds=400 rc=0 running=no out r0 r1 victim
+	AWG_BARRIER_TIMEOUT_MS=200 "$PROG" libbarrier "$(awg_dev 0)" $rounds >"$AWG_LOG/lb0" 2>&1 &
+	local b0=$!
+	AWG_BARRIER_TIMEOUT_MS=200 "$PROG" libbarrier "$(awg_dev 1)" $rounds >"$AWG_LOG/lb1" 2>&1 &
+	local b1=$!
+	sleep 0.5
+	if [[ $what == program ]]; then victim=$b1; else victim=${AWG_PIDS[1]}; fi
+	kill -0 "$b0" 2>/dev/null && kill -0 "$b1" 2>/dev/null && running=yes
+	kill -STOP "$victim"
+	sleep 2
+	kill -CONT "$victim"
+	wait "$b0" || rc=1
+	wait "$b1" || rc=1
+	r0=$(sed -n 's/^retries //p' "$AWG_LOG/lb0")
+	r1=$(sed -n 's/^retries //p' "$AWG_LOG/lb1")
+	out="node 0: $(tr '\n' ' ' <"$AWG_LOG/lb0")node 1: $(tr '\n' ' ' <"$AWG_LOG/lb1")"
+	if [[ $what == program ]]; then
+		check "libawgstar: $rounds rounds of awg_barrier, node 1's program stopped 2 s: node 0's timed-out calls resumed, both in step ($out)" \
+			test "$rc" = 0 -a "$running" = yes -a "${r0:-0}" -gt 0
+	else
+		check "libawgstar: $rounds rounds of awg_barrier, node 1's awgstard stopped 2 s: both in step, nobody dropped ($out; live_mask $(awg_show 0 live_mask))" \
+			test "$rc" = 0 -a "$running" = yes -a "$(awg_show 0 live_mask)" = 0x3
+	fi
+}
+fresh
+if awg_ring_start 2 tcp --token-timeout-ms 10000; then
+	libbar_case program
+	libbar_case daemon
+	awg_ring_stop
+else
+	notok "ring of 2 for the awg_barrier retry cases"
+	skip "no ring"
+fi
 
 # CRC errors: nodes 1 and 2 treat 10% of frames as damaged.
 fresh
