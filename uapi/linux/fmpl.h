@@ -21,8 +21,9 @@
  *                           until every rank has joined (join_timeout_ms).
  *   3. FMPL_IOC_SEND / _RECV / _WAIT, FMPL_IOC_SENDBUF_SET / _CHECK,
  *      FMPL_IOC_BARRIER, FMPL_IOC_BCAST, FMPL_IOC_COMM_CREATE,
- *      FMPL_IOC_COMM_INFO, FMPL_IOC_COMM_FREE; with fast_count (FMPL_FEATURE_FAST): mmap() of
- *      the fast area, FMPL_IOC_FAST_WAIT, FMPL_IOC_FAST_WAKE.
+ *      FMPL_IOC_COMM_INFO, FMPL_IOC_COMM_FREE; with fast_count
+ *      (FMPL_FEATURE_FAST): mmap() of the fast area, FMPL_IOC_FAST_WAIT,
+ *      FMPL_IOC_FAST_WAKE.
  *
  * FMPL_IOC_GET_INFO may be called at any time.  Other calls fail with
  * EPERM before the handshake and ENOTCONN before FMPL_IOC_INIT; an unknown
