@@ -62,7 +62,7 @@ help:
 	@echo 'make lint         checkpatch --strict, sparse and kernel-doc on kmod/, shellcheck'
 	@echo 'make dkms-test    dkms build for $(KVER_DEBIAN) in a private tree'
 	@echo 'make intree-test  the module merged into linux-source-6.1 and built there'
-	@echo 'make demo         boot a VM and run the /dev/dlm demo'
+	@echo 'make demo         boot a VM and run the demo: /dev/dlm, then matvec paged to memory servers'
 	@echo 'make bench        STREAM triad and Himeno through /dev/dlm vs swap on /dev/dlmb0,'
 	@echo '                  nbd and zram, in a VM (BENCH_ARGS="MB ITERS PCT...");'
 	@echo '                  table and PNG in $(RESULTS)/bench'
