@@ -445,13 +445,15 @@ int fmpl_comm_free(struct fmpl_ep *ep, const struct fmpl_comm_free *cf)
 		spin_unlock(&w->lock);
 		goto put;
 	}
-	if (++r->arrived == c->size) {
-		/* The last rank in: new lookups fail, the slot is free. */
+	fmpl_round_arrive_locked(w, c, r);
+	if (r->complete) {
+		/*
+		 * The last rank in: new lookups fail, the slot is free.  The
+		 * waiters woken above test freed under the lock we hold.
+		 */
 		RCU_INIT_POINTER(w->comms[c->id % FMPL_COMMS_MAX], NULL);
 		WRITE_ONCE(c->freed, true);
-		r->complete = true;
 		fmpl_comm_put(c);	/* the slot's reference; we hold ours */
-		wake_up_all(&w->wq);
 	}
 	spin_unlock(&w->lock);
 	ret = fmpl_round_wait_leave(w, c, r);

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,84 +212,104 @@ static void barrier(void)
 	}
 }
 
-static int do_barrier(long rounds)
+/*
+ * The barrier modes' rounds: write the round number into this node's slot
+ * of the 8-byte slots at @slots, barrier, check every live node's slot
+ * (exactly the round, or at least it), barrier again.  @sync is the
+ * barrier; it leaves info current.
+ */
+struct barrier_mode {
+	void (*write)(uint64_t off, uint64_t v);
+	void (*sync)(void);
+	const uint8_t *map;
+	uint64_t slots;
+	bool exact;
+};
+
+static int barrier_rounds(const struct barrier_mode *b, long rounds)
 {
 	long r;
 	uint32_t i;
 
-	barrier();	/* everyone started */
+	b->sync();	/* everyone started */
 	for (r = 1; r <= rounds; r++) {
 		uint64_t v = (uint64_t)r;
 
-		dma(SLOTS_OFF + 8 * info.node_id, &v, 8);
-		barrier();
+		b->write(b->slots + 8 * info.node_id, v);
+		b->sync();
 		for (i = 0; i < info.nodes; i++) {
 			uint64_t got;
 
 			if (!(info.live_mask & (1U << i)))
 				continue;
-			memcpy(&got, map + SLOTS_OFF + 8 * i, 8);
-			if (got < v) {
+			memcpy(&got, b->map + b->slots + 8 * i, 8);
+			if (b->exact ? got != v : got < v) {
 				fprintf(stderr, "awg_ring_prog: node %u round %ld: node %u's slot shows %" PRIu64 " after the barrier\n",
 					info.node_id, r, i, got);
 				return 1;
 			}
 		}
-		barrier();	/* nobody writes round r+1 before all checked r */
+		b->sync();	/* nobody writes round r+1 before all checked r */
 	}
 	return 0;
+}
+
+static void raw_write(uint64_t off, uint64_t v)
+{
+	dma(off, &v, 8);
+}
+
+static int do_barrier(long rounds)
+{
+	const struct barrier_mode b = {
+		.write = raw_write, .sync = barrier, .map = map,
+		.slots = SLOTS_OFF, .exact = false,
+	};
+
+	return barrier_rounds(&b, rounds);
 }
 
 #define LIBBAR_SLOTS_OFF	(62ULL << 20)
 #define LIBBAR_RETRIES_MAX	1000
 
-/* awg_barrier(), again after each ETIMEDOUT (counted in *@retries). */
-static void lib_barrier(struct awg_handle *h, long *retries)
+static struct awg_handle *lib_h;
+static long lib_retries;
+
+/* awg_barrier(), again after each ETIMEDOUT (counted in lib_retries). */
+static void lib_barrier(void)
 {
-	while (awg_barrier(h)) {
-		if (errno != ETIMEDOUT || ++*retries > LIBBAR_RETRIES_MAX)
+	while (awg_barrier(lib_h)) {
+		if (errno != ETIMEDOUT || ++lib_retries > LIBBAR_RETRIES_MAX)
 			die("awg_barrier");
 	}
+	if (awg_get_info(lib_h, &info))
+		die("awg_get_info");
+}
+
+static void lib_write(uint64_t off, uint64_t v)
+{
+	if (awg_write(lib_h, off, &v, 8))
+		die("awg_write");
 }
 
 static int do_libbarrier(const char *dev, long rounds)
 {
-	struct awg_handle *h;
-	uint8_t *m;
-	uint32_t i;
-	long r, retries = 0;
+	struct barrier_mode b = {
+		.write = lib_write, .sync = lib_barrier,
+		.slots = LIBBAR_SLOTS_OFF, .exact = true,
+	};
+	int ret;
 
-	if (awg_open(dev, &h))
+	if (awg_open(dev, &lib_h))
 		die("awg_open");
-	m = awg_map(h);
-	if (!m)
+	b.map = awg_map(lib_h);
+	if (!b.map)
 		die("awg_map");
-	lib_barrier(h, &retries);	/* everyone started */
-	for (r = 1; r <= rounds; r++) {
-		uint64_t v = (uint64_t)r;
-
-		if (awg_write(h, LIBBAR_SLOTS_OFF + 8 * info.node_id, &v, 8))
-			die("awg_write");
-		lib_barrier(h, &retries);
-		if (awg_get_info(h, &info))
-			die("awg_get_info");
-		for (i = 0; i < info.nodes; i++) {
-			uint64_t got;
-
-			if (!(info.live_mask & (1U << i)))
-				continue;
-			memcpy(&got, m + LIBBAR_SLOTS_OFF + 8 * i, 8);
-			if (got != v) {
-				fprintf(stderr, "awg_ring_prog: node %u round %ld: node %u's slot shows %" PRIu64 " after the barrier\n",
-					info.node_id, r, i, got);
-				return 1;
-			}
-		}
-		lib_barrier(h, &retries);	/* all checked r before r+1 */
-	}
-	printf("retries %ld\n", retries);
-	awg_close(&h);
-	return 0;
+	ret = barrier_rounds(&b, rounds);
+	if (!ret)
+		printf("retries %ld\n", lib_retries);
+	awg_close(&lib_h);
+	return ret;
 }
 
 static int do_event(char **argv)
