@@ -27,15 +27,8 @@ if [[ $(cat /sys/class/misc/dlm/daemon) != 0 ]]; then
 	exit $KSFT_SKIP
 fi
 echo "1..5"
-result() {	# result OK DESCRIPTION
-	n=$((n + 1))
-	if (($1)); then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		fail=1
-	fi
-}
+# shellcheck source=selftests/man/lib.sh
+source "$here/lib.sh"
 has() { grep -Eq "$1" "$tmp/out"; }
 
 N=2000	# a 31 MB matrix: 4 MB local

@@ -44,16 +44,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-result() {	# result OK DESCRIPTION [DIAGNOSTICS, shown if not OK]
-	n=$((n + 1))
-	if (($1)); then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		fail=1
-		[[ -z ${3:-} ]] || echo "$3" | sed 's/^/# /'
-	fi
-}
+# shellcheck source=selftests/man/lib.sh
+source "$here/lib.sh"
 
 # The programs, built as the pages say (cc prog.c -lLIB).
 build() {
