@@ -87,14 +87,19 @@ printf '# local MB, then one line per memory server: MB and address\n%d\n%d 127.
 	"$local_mb" "$mb" "$p1" "$mb" "$p2" >"$tmp/memfile"
 echo "memfile:"
 sed 's/^/  /' "$tmp/memfile"
+if [[ $(cat /sys/class/misc/dlm/daemon) != 0 ]]; then
+	echo "demo: a dlmd is already registered with the module; stop it first" >&2
+	exit 1
+fi
 "$bin/dlmd" -f "$tmp/memfile" 2>"$tmp/dlmd.log" &
 dlmd=$!
 pids+=("$dlmd")
 for ((i = 0; i < 100; i++)); do
-	[[ $(cat /sys/class/misc/dlm/daemon) == 0 ]] || break
+	grep -q 'msg="registered"' "$tmp/dlmd.log" && break
+	kill -0 "$dlmd" 2>/dev/null || break
 	sleep 0.1
 done
-if [[ $(cat /sys/class/misc/dlm/daemon) == 0 ]]; then
+if ! grep -q 'msg="registered"' "$tmp/dlmd.log"; then
 	echo "demo: dlmd did not register:" >&2
 	cat "$tmp/dlmd.log" >&2
 	exit 1
