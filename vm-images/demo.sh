@@ -28,6 +28,10 @@ if [[ ! -d /sys/module/dlmem ]]; then
 	insmod "$top/kmod/dlmem.ko"
 	loaded=1
 fi
+if [[ $(cat /sys/class/misc/dlm/daemon) != 0 ]]; then
+	echo "demo: a dlmd is already registered with the module; stop it first" >&2
+	exit 1
+fi
 echo "== dlmctl info"
 "$bin/dlmctl" info
 echo "== dlm-demo"
@@ -87,10 +91,6 @@ printf '# local MB, then one line per memory server: MB and address\n%d\n%d 127.
 	"$local_mb" "$mb" "$p1" "$mb" "$p2" >"$tmp/memfile"
 echo "memfile:"
 sed 's/^/  /' "$tmp/memfile"
-if [[ $(cat /sys/class/misc/dlm/daemon) != 0 ]]; then
-	echo "demo: a dlmd is already registered with the module; stop it first" >&2
-	exit 1
-fi
 "$bin/dlmd" -f "$tmp/memfile" 2>"$tmp/dlmd.log" &
 dlmd=$!
 pids+=("$dlmd")

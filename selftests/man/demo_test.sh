@@ -7,7 +7,8 @@
 # /dev/dlm space, then the paper's matvec all local and with 1/8 of its
 # matrix local and the rest paged to two memory servers through dlmd,
 # both with the exact checksum, pages swapped both ways, nothing lost,
-# and dlmd gone afterwards.  Needs root, dlmem.ko.  TAP output.
+# and dlmd gone afterwards; then that it refuses, touching nothing, while
+# another dlmd is registered.  Needs root, dlmem.ko.  TAP output.
 set -uo pipefail
 KSFT_SKIP=4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,7 +27,7 @@ if [[ $(cat /sys/class/misc/dlm/daemon) != 0 ]]; then
 	echo "1..0 # SKIP another dlmd is registered"
 	exit $KSFT_SKIP
 fi
-echo "1..5"
+echo "1..7"
 # shellcheck source=selftests/man/lib.sh
 source "$here/lib.sh"
 has() { grep -Eq "$1" "$tmp/out"; }
@@ -49,4 +50,23 @@ result "$((!$?))" "matvec paged: 4 MB local, pages out to and back from 2 server
 has '^demo: OK$' && [[ $(cat /sys/class/misc/dlm/daemon) == 0 ]] &&
 	[[ -d /sys/module/dlmem ]]
 result "$((!$?))" "dlmd stopped and unregistered, the module left loaded"
+
+# Another dlmd (its one server unreachable: it registers all the same).
+printf '8\n8 127.0.0.1:9\n' >"$tmp/memfile"
+"$bin/bin/dlmd" -f "$tmp/memfile" 2>"$tmp/dlmd.log" &
+other=$!
+for ((i = 0; i < 100; i++)); do
+	grep -q 'msg="registered"' "$tmp/dlmd.log" && break
+	sleep 0.1
+done
+DLM_BUILD=$bin DEMO_N=$N timeout 60 "$top/vm-images/demo.sh" >"$tmp/out" 2>&1
+rc=$?
+sed 's/^/# /' "$tmp/out"
+((rc == 1)) && has 'a dlmd is already registered with the module; stop it first' &&
+	! has '^== ' && kill -0 "$other" 2>/dev/null &&
+	[[ $(cat /sys/class/misc/dlm/daemon) != 0 ]]
+result "$((!$?))" "refused (status $rc) while another dlmd is registered, which it left running"
+kill -TERM "$other"
+wait "$other"
+result "$((!$?))" "the other dlmd exits cleanly" "$(cat "$tmp/dlmd.log")"
 exit $fail
