@@ -7,7 +7,9 @@
 # and the rest paged to two memory servers by dlmd over TCP (loopback),
 # its result checked and its time compared with an all-local run; unload.
 # If dlmem is already loaded (selftests/man/demo_test.sh) it is left
-# loaded.  Exits non-zero if any step fails or a result is wrong.
+# loaded; if a dlmd is already registered with it, it refuses (status 1)
+# before starting anything.  Exits non-zero if any step fails or a result
+# is wrong.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=${DLM_BUILD:-$top/build}/bin
