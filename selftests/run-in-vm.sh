@@ -12,7 +12,9 @@
 # kmod/dlmem.ko) is loaded first and must unload cleanly at the end (that
 # is a test too).  DLM_BUILD names the build
 # directory (default: build/ of the repository).  DLM_SELFTESTS, when set,
-# lists the directories to run (e.g. "dlm fmpl"; default: all).
+# lists the directories to run (e.g. "dlm fmpl"; default: all);
+# DLM_SELFTESTS_SKIP lists directories not to run, each counted as one
+# skip (OUTDIR/NAME/skipped.tap) so the summary shows it.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: run-in-vm.sh OUTDIR [MODULE]}
@@ -49,9 +51,14 @@ for dir in "$top"/selftests/*/; do
 	name=$(basename "$dir")
 	[[ -f $dir/settings ]] || continue
 	[[ -z ${DLM_SELFTESTS:-} || " $DLM_SELFTESTS " == *" $name "* ]] || continue
+	mkdir -p "$out/$name"
+	if [[ " ${DLM_SELFTESTS_SKIP:-} " == *" $name "* ]]; then
+		echo "1..0 # SKIP $name: not run here (DLM_SELFTESTS_SKIP)" |
+			tee "$out/$name/skipped.tap" | sed 's/^/  /'
+		continue
+	fi
 	timeout=$(sed -n 's/^timeout=//p' "$dir/settings")
 	timeout=$((${timeout:-300} * scale))
-	mkdir -p "$out/$name"
 	for prog in "$DLM_BUILD/selftests/$name"/*_test; do
 		[[ -x $prog ]] || continue
 		run_one "${timeout:-300}" "$out/$name/$(basename "$prog").tap" "$prog"
