@@ -298,10 +298,12 @@ LIBAWG_HDRS	:= userlib/include/awgstar.h $(wildcard userlib/libawgstar/*.h) \
 LIBAWG_OBJS	:= $(patsubst userlib/libawgstar/%.c,$(O)/userlib/awg-obj/%.o,$(LIBAWG_SRCS))
 LIBAWG_CFLAGS	:= $(USER_CFLAGS) -std=c11 -Wextra $(LIBDLM_INC) -fPIC -fvisibility=hidden
 
-# awg_ring_prog (a VM selftest program, built by the top-level pattern
-# rule) links the static library for its libbarrier mode.
+# Selftests in the VM (selftests/awgstar/*.c, built by the top-level
+# pattern rule) link the static library: awg_ring_prog for its libbarrier
+# mode.  All of them wait for it, or make -j links one before it exists.
 SELFTEST_LDLIBS_awgstar := $(LIBDLM_INC) -L$(O)/lib -l:libawgstar.a
-$(O)/selftests/awgstar/awg_ring_prog: $(O)/lib/libawgstar.a $(LIBAWG_HDRS)
+$(patsubst selftests/%.c,$(O)/selftests/%,$(wildcard selftests/awgstar/*.c)): \
+		$(O)/lib/libawgstar.a $(LIBAWG_HDRS)
 
 USER_TARGETS	+= $(O)/lib/libawgstar.so.0 $(O)/lib/libawgstar.so $(O)/lib/libawgstar.a \
 		   $(O)/lib/pkgconfig/awgstar.pc $(O)/lib/pkgconfig/awgstar-uninstalled.pc \
