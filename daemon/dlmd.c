@@ -761,6 +761,7 @@ static int serve(void)
 			strerror(r));
 		return 1;
 	}
+	pthread_setname_np(g.sig_thread, "dlmd-signals");
 	dlm_mpi_progress();
 	pthread_join(g.sig_thread, NULL);
 	return sig_code;
@@ -972,5 +973,6 @@ int main(int argc, char **argv)
 		g.nl_thread = 0;
 		return finish(1);
 	}
+	pthread_setname_np(g.nl_thread, "dlmd-netlink");
 	return finish(serve());
 }

@@ -248,6 +248,8 @@ static void *client_main(void *arg)
 	size_t got;
 	int r;
 
+	/* Named here: the thread is detached and may be gone after create. */
+	pthread_setname_np(pthread_self(), "msrv-client");
 	for (;;) {
 		r = wire_recv(c->fd, buf, sizeof(buf), &got);
 		if (r) {

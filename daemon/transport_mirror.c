@@ -681,11 +681,13 @@ int mirror_open(struct tconn **out, const struct transport_ops *inner,
 	if (posix_memalign(&m->copybuf, 4096, RESYNC_CHUNK))
 		m->copybuf = NULL;
 	if (m->dirty && m->written && m->copybuf &&
-	    !pthread_create(&m->rejoiner, NULL, rejoin_main, m))
+	    !pthread_create(&m->rejoiner, NULL, rejoin_main, m)) {
 		m->has_rejoiner = 1;
-	else
+		pthread_setname_np(m->rejoiner, "mirror-rejoin");
+	} else {
 		log_warn("dropped memory servers of this mirrored pair will not rejoin: out of memory",
 			 "mirror=%s+%s", m->name[0], m->name[1]);
+	}
 	*out = m;
 	return 0;
 }

@@ -421,6 +421,27 @@ static void lane_stop_threads(struct tlane *l)
 	}
 }
 
+/*
+ * Name L's threads for ps -L, top -H, perf and /proc/PID/task/TID/comm:
+ * tcpS-w-tx, tcpS-r0-rx, ... for the write lane (w) and read lanes (r0,
+ * r1) of server S (the memfile's servers from 0; within a mirrored pair,
+ * the transport's index of the side).  Best effort.
+ */
+static void lane_name_threads(const struct tconn *c, const struct tlane *l)
+{
+	unsigned int i = (unsigned int)(l - c->lane) % TCP_LANES;
+	char name[16];
+
+	if (i == LANE_WRITE)
+		snprintf(name, sizeof(name), "tcp%u-w-tx", c->opts.index % 1000);
+	else
+		snprintf(name, sizeof(name), "tcp%u-r%u-tx", c->opts.index % 1000,
+			 i - LANE_READ0);
+	pthread_setname_np(l->tx, name);
+	name[strlen(name) - 2] = 'r';		/* ...-rx */
+	pthread_setname_np(l->rx, name);
+}
+
 /* Connect lane L of C and greet the server (its size to *SIZE). */
 static int lane_open(struct tconn *c, struct tlane *l,
 		     const struct netaddr *addr, uint64_t *size,
@@ -452,6 +473,7 @@ static int lane_open(struct tconn *c, struct tlane *l,
 	if (r)
 		goto stop_tx;
 	l->threads = 1;
+	lane_name_threads(c, l);
 	return 0;
 
 stop_tx:

@@ -565,6 +565,7 @@ static int verbs_open(struct tconn **out, const struct netaddr *addr,
 	};
 	uint8_t priv[VERBS_REQ_SIZE];
 	uint8_t ack = VERBS_ACK_TIMEOUT;
+	char tname[16];
 	struct tconn *c;
 	int r, tmo = (int)opts->connect_timeout_ms;
 
@@ -639,6 +640,8 @@ static int verbs_open(struct tconn **out, const struct netaddr *addr,
 		goto free;
 	}
 	c->thread = 1;
+	snprintf(tname, sizeof(tname), "verbs%u", c->opts.index);
+	pthread_setname_np(c->thr, tname);
 	log_info("verbs connection", "server=%s device=%s size=%" PRIu64 " depth=%u",
 		 c->name, ibv_get_device_name(c->id->verbs->device), c->size,
 		 c->depth);

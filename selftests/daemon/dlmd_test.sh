@@ -37,7 +37,7 @@ if [[ ! -d /sys/module/dlmem ]]; then
 		exit 1
 	fi
 fi
-echo "1..13"
+echo "1..14"
 ok "dlmem.ko loaded"
 
 # rw NAME ARGS...: dlm_rw with a bound; its output in $tmp/NAME.out.
@@ -78,6 +78,19 @@ if ((rc == 1)) && grep -q "another dlmd is registered" "$tmp/second.err"; then
 else
 	notok "a second dlmd is refused (exit $rc)"
 	diag "$tmp/second.err"
+fi
+
+# Thread names (daemon/README.md): the netlink thread, a sender and a
+# receiver per lane (write, two reads) per server, one thread per
+# connection in each memory server.
+names() { cat /proc/"$1"/task/*/comm 2>/dev/null | sort | tr '\n' ' '; }
+want="dlmd dlmd-netlink tcp0-r0-rx tcp0-r0-tx tcp0-r1-rx tcp0-r1-tx tcp0-w-rx tcp0-w-tx tcp1-r0-rx tcp1-r0-tx tcp1-r1-rx tcp1-r1-tx tcp1-w-rx tcp1-w-tx "
+got=$(names "$dlmd")
+msrv=$(names "$ms1")
+if [[ $got == "$want" && $msrv == "dlm-memserver msrv-client msrv-client msrv-client " ]]; then
+	ok "threads named for ps -L and perf (dlmd-netlink, tcpS-LANE-tx|rx, msrv-client)"
+else
+	notok "thread names: dlmd '$got', memory server 1 '$msrv'"
 fi
 
 # check NAME DESC: dlm_rw NAME exited 0 with bad=0 and pages swapped in.
