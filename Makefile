@@ -44,7 +44,7 @@ KSFT_INC	:= $(O)/kselftest
 .PHONY: all modules user help deps check check-native check-vm check-vm-new check-debug lint \
 	sparse checkpatch dkms-test intree-test demo bench bench-mpi bench-verbs bench-fmpl \
 	bench-replicas soak \
-	bench-umode bench-awgstar \
+	bench-umode bench-awgstar bench-cpu \
 	install install-udev clean
 
 all: modules user
@@ -68,6 +68,8 @@ help:
 	@echo '                  table and PNG in $(RESULTS)/bench'
 	@echo 'make bench-mpi    triad and Himeno over the tcp, Open MPI and MPICH transports,'
 	@echo '                  kernel and MPI swap protocols side by side (BENCH_MPI_ARGS)'
+	@echo 'make bench-cpu    Himeno at 7% local over tcp vs all-local: CPU busy/idle and'
+	@echo '                  run-queue waits per dlmd and memory server thread (BENCH_CPU_ARGS)'
 	@echo 'make bench-verbs  perftest ib_read_bw/ib_write_bw beside the triad over verbs, tcp'
 	@echo '                  and MPI on soft-RoCE, in a VM (BENCH_VERBS_ARGS)'
 	@echo 'make bench-fmpl   OSU-style latency, bandwidth, pre-posted receives and collectives:'
@@ -258,6 +260,13 @@ bench-mpi: deps
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 10800 --out $(RESULTS)/vm-bench-mpi -- \
 		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/mpi.sh $(BENCH_MPI_ARGS)
+
+BENCH_CPU_ARGS	?= 7 3
+bench-cpu: deps
+	@$(MAKE) --no-print-directory all
+	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 3600 --out $(RESULTS)/vm-bench-cpu -- \
+		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
+		selftests/bench/cpu.sh $(BENCH_CPU_ARGS)
 
 bench-verbs: deps
 	@$(MAKE) --no-print-directory all
