@@ -50,10 +50,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [[ $(id -u) != 0 ]]; then
-	say "run as root (in the VM: vm-images/vm-run -- $0)"
-	exit 2
-fi
+need_root
 mkdir -p "$out"
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
 

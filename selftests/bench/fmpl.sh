@@ -55,10 +55,7 @@ say() { echo "fmpl.sh: $*" >&2; }
 
 trap 'rm -rf "$tmp"' EXIT
 
-if [[ $(id -u) != 0 ]]; then
-	say "run as root (in the VM: vm-images/vm-run -- $0)"
-	exit 2
-fi
+need_root
 mkdir -p "$out"
 csv=$out/fmpl.csv
 raw=$out/fmpl-osu.txt

@@ -6,6 +6,13 @@
 # dlmd's log is $tmp/dlmd.log; $job is the dlmd (or mpirun) started in
 # the background; say() prints progress.
 
+# need_root: exit 2, saying how to run it in the VM, unless root.
+need_root() {
+	[[ $(id -u) == 0 ]] && return 0
+	say "run as root in the VM: vm-images/vm-run -- $0"
+	exit 2
+}
+
 # mpi_launch TR [N]: LAUNCH = mpirun of TR (openmpi, mpich) for N ranks
 # (default 3) with what it needs in the VM (Open MPI: more ranks than
 # vCPUs, no binding).

@@ -58,6 +58,8 @@ say() { echo "mpi.sh: $*" >&2; }
 # shellcheck source=selftests/bench/lib.sh
 . "$top/selftests/bench/lib.sh"
 
+stop_daemon() { stop_dlmd; }
+
 cleanup() {
 	stop_daemon
 	[[ -w ${params:-/nonexistent}/same_filled ]] && echo Y >"$params/same_filled"
@@ -67,10 +69,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [[ $(id -u) != 0 ]]; then
-	say "run as root (in the VM: vm-images/vm-run -- $0)"
-	exit 2
-fi
+need_root
 mkdir -p "$out"
 csv=$out/mpi.csv
 echo "kind,transport,protocol,local_pct,value,status,extra" >"$csv"
@@ -113,8 +112,6 @@ srvmb=$(( (3 * mb > $(mb_of 100) ? 3 * mb : $(mb_of 100)) + 8 ))
 
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
 params=/sys/module/dlmem/parameters
-
-stop_daemon() { stop_dlmd; }
 
 # start_daemon TRANSPORT [DLMD-ARGS...]: dlmd (and servers) for TRANSPORT.
 start_daemon() {

@@ -44,6 +44,13 @@ say() { echo "verbs.sh: $*" >&2; }
 # shellcheck source=selftests/bench/lib.sh
 . "$top/selftests/bench/lib.sh"
 
+stop_daemon() {
+	stop_dlmd
+	kill "${pids[@]}" 2>/dev/null || true
+	wait "${pids[@]}" 2>/dev/null || true
+	pids=()
+}
+
 cleanup() {
 	set +e
 	stop_daemon
@@ -54,10 +61,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [[ $(id -u) != 0 ]]; then
-	say "run as root in a VM (vm-images/vm-run -- $0): it adds soft-RoCE devices"
-	exit 2
-fi
+need_root
 if [[ $("$bin/bin/dlmd" --version) != *"transports: tcp verbs"* ]]; then
 	say "dlmd was built without rdma-core: make deps; make"
 	exit 2
@@ -131,13 +135,6 @@ cpu_ticks() {
 		s=$((s + $(awk '{ print $14 + $15 }' "/proc/$p/stat")))
 	done
 	echo "$s"
-}
-
-stop_daemon() {
-	stop_dlmd
-	kill "${pids[@]}" 2>/dev/null || true
-	wait "${pids[@]}" 2>/dev/null || true
-	pids=()
 }
 
 # start_daemon TRANSPORT: dlmd and its two memory servers.  SERVERS: the
