@@ -42,13 +42,7 @@ say() { echo "cpu.sh: $*" >&2; }
 # shellcheck source=selftests/bench/lib.sh
 . "$top/selftests/bench/lib.sh"
 
-cleanup() {
-	stop_dlmd
-	kill "${pids[@]}" 2>/dev/null || true
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap stop_all EXIT
 
 need_root
 mkdir -p "$out"
@@ -59,13 +53,12 @@ mkdir -p "$out"
 snap() {
 	local l p t k r
 	{
-		echo "wall $EPOCHREALTIME"
 		read -r l </proc/stat
 		echo "$l"
 		while read -r l; do
 			[[ $l == cpu[0-9]* ]] && echo "sched $l"
 		done </proc/schedstat
-		for p in "${pids[@]}" "$dpid"; do
+		for p in "${pids[@]}" "$job"; do
 			for t in /proc/"$p"/task/*; do
 				read -r k <"$t/comm" 2>/dev/null || continue
 				read -r r <"$t/schedstat" 2>/dev/null || continue
@@ -100,24 +93,21 @@ printf '200\n200 127.0.0.1:7311\n200 127.0.0.1:7312\n' >"$tmp/tcp.mem"
 sleep 1
 "$bin/bin/dlmd" -f "$tmp/tcp.mem" 2>"$tmp/dlmd.log" &
 job=$!
-dpid=$job
 wait_registered tcp || exit 1
 
 line=$("$himeno" -s "$hsize" -n "$hiters" -m malloc)
-hmb=$(sed -n 's/.*data_mb=\([0-9.]*\).*/\1/p' <<<"$line")
-gosa=$(sed -n 's/.*gosa=\([^ ]*\).*/\1/p' <<<"$line")
-[[ -n $gosa ]] || { say "the all-local himeno run failed: $line"; exit 1; }
-hlocal=$(awk -v m="$hmb" -v p="$pct" 'BEGIN { v = m * p / 100; print v == int(v) ? v : int(v) + 1 }')
+himeno_ref "$line" || { say "the all-local himeno run failed: $line"; exit 1; }
+hlocal=$(mb_of "$pct")
 printf '%s\n%s\n%s\n' "$hlocal" 100 100 >"$tmp/himeno.mem"
 say "himeno $hsize, $hiters sweeps, ${hpage} KB DLM pages, $hlocal MB local ($pct%); $rounds rounds"
 for ((r = 1; r <= rounds; r++)); do
-	run dlm "$r" "$himeno" -s "$hsize" -n "$hiters" -c "$gosa" -m dlm -- \
+	run dlm "$r" "$himeno" -s "$hsize" -n "$hiters" -c "$hgosa" -m dlm -- \
 		-f "$tmp/himeno.mem" --page-kb="$hpage"
-	run local "$r" "$himeno" -s "$hsize" -n "$hiters" -c "$gosa" -m malloc
+	run local "$r" "$himeno" -s "$hsize" -n "$hiters" -c "$hgosa" -m malloc
 done
 
 /usr/bin/python3 - "$tmp" "$rounds" "$pct" "$out" "$hsize" "$hpage" <<'PY'
-import glob, re, statistics, sys
+import re, statistics, sys
 
 tmp, rounds, pct, out, hsize, hpage = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 GROUPS = (('netlink', re.compile(r'dlmd-netlink$')), ('tcp-rx', re.compile(r'tcp\d+-.*-rx$')),
@@ -127,9 +117,7 @@ def load(path):
     s = {'tasks': {}, 'run': 0, 'wait': 0}
     for l in open(path):
         f = l.split()
-        if f[0] == 'wall':
-            s['wall'] = float(f[1])
-        elif f[0] == 'cpu':
+        if f[0] == 'cpu':
             t = list(map(int, f[1:]))
             s['busy'] = sum(t[:8]) - t[3] - t[4]
             s['idle'] = t[3] + t[4]
@@ -144,7 +132,7 @@ def delta(kind, r):
     a, b = load(f'{tmp}/{kind}.{r}.a'), load(f'{tmp}/{kind}.{r}.b')
     line = open(f'{tmp}/{kind}.{r}.line').read()
     d = {'run_s': float(re.search(r'run_s=([0-9.]+)', line).group(1)),
-         'wall': b['wall'] - a['wall'], 'busy': b['busy'] - a['busy'], 'idle': b['idle'] - a['idle'],
+         'busy': b['busy'] - a['busy'], 'idle': b['idle'] - a['idle'],
          'run': (b['run'] - a['run']) / 1e6, 'wait': (b['wait'] - a['wait']) / 1e6}
     g = {n: [0.0, 0.0] for n, _ in GROUPS}
     for tid, (comm, run, wait) in b['tasks'].items():

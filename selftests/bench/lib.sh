@@ -6,6 +6,30 @@
 # dlmd's log is $tmp/dlmd.log; $job is the dlmd (or mpirun) started in
 # the background; say() prints progress.
 
+# stop_all: dlmd, then every process in $pids; $tmp removed (an EXIT trap).
+stop_all() {
+	stop_dlmd
+	kill "${pids[@]}" 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+
+# himeno_ref LINE: hmb (the data's MB) and hgosa (the residual every other
+# run must reproduce) from the output LINE of an all-local Himeno run;
+# status 1 if LINE has no residual.
+himeno_ref() {
+	hmb=$(sed -n 's/.*data_mb=\([0-9.]*\).*/\1/p' <<<"$1")
+	hgosa=$(sed -n 's/.*gosa=\([^ ]*\).*/\1/p' <<<"$1")
+	[[ -n $hgosa ]]
+}
+
+# mb_of PCT: PCT% of the Himeno data ($hmb), rounded up to whole MB.
+# (Rounded down, 100% would be a DLM page short of the data, and a cyclic
+# sweep would then fetch every page again.)
+mb_of() {
+	awk -v m="$hmb" -v p="$1" 'BEGIN { v = m * p / 100; print v == int(v) ? v : int(v) + 1 }'
+}
+
 # need_root: exit 2, saying how to run it in the VM, unless root.
 need_root() {
 	[[ $(id -u) == 0 ]] && return 0

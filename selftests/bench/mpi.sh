@@ -61,11 +61,8 @@ say() { echo "mpi.sh: $*" >&2; }
 stop_daemon() { stop_dlmd; }
 
 cleanup() {
-	stop_daemon
 	[[ -w ${params:-/nonexistent}/same_filled ]] && echo Y >"$params/same_filled"
-	kill "${pids[@]}" 2>/dev/null || true
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
+	stop_all
 }
 trap cleanup EXIT
 
@@ -103,11 +100,8 @@ run() {
 # ---- all-local reference -------------------------------------------------------
 run stream local - 100 "$stream" -m malloc -s "$mb" -i "$iters"
 run himeno local - 100 "$himeno" -s "$hsize" -n "$hiters" -m malloc
-hmb=$(sed -n 's/.*data_mb=\([0-9.]*\).*/\1/p' <<<"$last")
-hgosa=$(sed -n 's/.*gosa=\([^ ]*\).*/\1/p' <<<"$last")
-[[ -n $hgosa ]] || { say "the all-local himeno run failed"; exit 1; }
+himeno_ref "$last" || { say "the all-local himeno run failed"; exit 1; }
 hrun=("$himeno" -s "$hsize" -n "$hiters" -c "$hgosa")
-mb_of() { awk -v m="$hmb" -v p="$1" 'BEGIN { v = m * p / 100; print v == int(v) ? v : int(v) + 1 }'; }
 srvmb=$(( (3 * mb > $(mb_of 100) ? 3 * mb : $(mb_of 100)) + 8 ))
 
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"

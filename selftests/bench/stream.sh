@@ -55,12 +55,14 @@ cg=/sys/fs/cgroup/dlm-bench
 swapdev=
 
 say() { echo "stream.sh: $*" >&2; }
+# shellcheck source=selftests/bench/lib.sh
+. "$top/selftests/bench/lib.sh"
 
 cleanup() {
 	[[ -n $swapdev ]] && swapoff "$swapdev" 2>/dev/null
 	[[ -b /dev/dlmb0 ]] && "$bin/bin/dlmctl" blk-del 0 2>/dev/null
 	nbd-client -d /dev/nbd0 >/dev/null 2>&1 || true
-	[[ -e /sys/block/zram0/reset ]] && echo 1 >/sys/block/zram0/reset 2>/dev/null
+	[[ -w /sys/block/zram0/reset ]] && echo 1 >/sys/block/zram0/reset 2>/dev/null
 	kill "${pids[@]}" 2>/dev/null || true
 	wait 2>/dev/null || true
 	[[ -d $cg ]] && rmdir "$cg" 2>/dev/null
@@ -69,10 +71,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [[ $(id -u) != 0 ]]; then
-	say "run as root (in the VM: vm-images/vm-run -- $0)"
-	exit 2
-fi
+need_root
 for tool in nbd-server nbd-client mkswap swapon; do
 	command -v $tool >/dev/null || { say "$tool missing: make deps"; exit 2; }
 done
@@ -118,17 +117,11 @@ run() {
 # other run must reproduce.
 run stream local 100 "$stream" -m malloc -s "$mb" -i "$iters"
 run himeno local 100 "$himeno" -s "$hsize" -n "$hiters" -m malloc
-hmb=$(sed -n 's/.*data_mb=\([0-9.]*\).*/\1/p' <<<"$last")
-hgosa=$(sed -n 's/.*gosa=\([^ ]*\).*/\1/p' <<<"$last")
-if [[ -z $hgosa ]]; then
+if ! himeno_ref "$last"; then
 	say "the all-local himeno run failed: no reference to compare with"
 	exit 1
 fi
 hrun=("$himeno" -s "$hsize" -n "$hiters" -c "$hgosa")
-# mb_of PCT: PCT% of the Himeno data, rounded up to whole MB.  (Rounded
-# down, 100% would be a DLM page short of the data, and a cyclic sweep
-# would then fetch every page again.)
-mb_of() { awk -v m="$hmb" -v p="$1" 'BEGIN { v = m * p / 100; print v == int(v) ? v : int(v) + 1 }'; }
 
 # ---- memory servers, dlmd, raw transport rate --------------------------------
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
