@@ -165,8 +165,9 @@ check-native: user
 	  scripts/run-tap native-$${t%%=*} $(RESULTS) $${t#*=} || rc=1; \
 	done; exit $$rc
 
-# Each selftest VM's bound: a VM run takes about 16 minutes under TCG on
-# an idle 2-core host, and up to 33 on hosts whose QEMU runs half as fast.
+# Each selftest VM's bound: the 6.1 VM run took 20 to 27 minutes under TCG
+# on an idle 2-core host (2026-11), as its suites grew and the host's
+# speed varied.
 VM_TIMEOUT	?= 2700
 
 check-vm: all

@@ -4,7 +4,8 @@
 # Usage (done by vm-run, not by hand): guest-run.sh OUT REPO
 #
 # Reads the command from OUT/cmd.args (NUL-separated argv, written by
-# vm-run) and the host's PATH from OUT/host-path, then:
+# vm-run) and its PATH (the host's, python3 first: see vm-run --help) from
+# OUT/host-path, then:
 #   OUT/uname-r      uname -r of the guest kernel
 #   OUT/guest.log    the command's stdout+stderr (also on our stdout)
 #   OUT/exit-status  the command's exit status

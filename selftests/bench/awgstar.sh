@@ -62,10 +62,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [[ $(id -u) != 0 ]]; then
-	say "run as root (in the VM: vm-images/vm-run -- $0)"
-	exit 2
-fi
+# shellcheck source=selftests/bench/lib.sh
+. "$top/selftests/bench/lib.sh"
+need_root
 for k in "${kernels[@]}"; do
 	[[ -x $splash/${k}_awg ]] || { say "$splash/${k}_awg missing: make user"; exit 2; }
 done

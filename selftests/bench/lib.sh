@@ -2,9 +2,10 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154 # $tmp and $job belong to the sourcing script
 #
-# lib.sh - helpers of the benchmark scripts that start dlmd (sourced).
-# dlmd's log is $tmp/dlmd.log; $job is the dlmd (or mpirun) started in
-# the background; say() prints progress.
+# lib.sh - helpers shared by the benchmark scripts (sourced).  For those
+# that start dlmd: its log is $tmp/dlmd.log; $job is the dlmd (or mpirun)
+# started in the background.  Every sourcing script defines say(), which
+# prints progress.
 
 # stop_all: dlmd, then every process in $pids; $tmp removed (an EXIT trap).
 stop_all() {

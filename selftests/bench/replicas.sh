@@ -36,10 +36,9 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-if [[ $(id -u) != 0 ]]; then
-	say "run as root (in the VM: vm-images/vm-run -- $0)"
-	exit 2
-fi
+# shellcheck source=selftests/bench/lib.sh
+. "$top/selftests/bench/lib.sh"
+need_root
 mkdir -p "$out"
 csv=$out/replicas.csv
 echo "replicas,local_pct,triad_mbs,triad_s,status" >"$csv"

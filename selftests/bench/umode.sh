@@ -60,10 +60,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [[ $(id -u) != 0 ]]; then
-	say "run as root (in the VM: vm-images/vm-run -- $0)"
-	exit 2
-fi
+# shellcheck source=selftests/bench/lib.sh
+. "$top/selftests/bench/lib.sh"
+need_root
 [[ -x $prog ]] || { say "$prog missing: make user"; exit 2; }
 mkdir -p "$out"
 csv=$out/umode.csv
