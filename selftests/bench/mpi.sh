@@ -58,8 +58,6 @@ say() { echo "mpi.sh: $*" >&2; }
 # shellcheck source=selftests/bench/lib.sh
 . "$top/selftests/bench/lib.sh"
 
-stop_daemon() { stop_dlmd; }
-
 cleanup() {
 	[[ -w ${params:-/nonexistent}/same_filled ]] && echo Y >"$params/same_filled"
 	stop_all
@@ -144,7 +142,7 @@ start_daemon() {
 # latency TRANSPORT PROTOCOL: dlmd's fetch/store latency (stats at exit).
 latency() {
 	local f=$tmp/stats.json
-	stop_daemon
+	stop_dlmd
 	[[ -s $f ]] || return 0
 	/usr/bin/python3 - "$f" "$1" "$2" "$low" >>"$csv" <<'PY'
 import json, sys
@@ -188,7 +186,7 @@ for tr in $transports; do
 		if [[ $pct == "$low" ]]; then
 			latency "$tr" default
 		else
-			stop_daemon
+			stop_dlmd
 		fi
 	done
 	# The kernel's swap protocols at the lowest ratio, ROUNDS rounds, each
@@ -201,7 +199,7 @@ for tr in $transports; do
 			run stream "$tr" "kernel-$x" "$low" "$stream" -m dlm -s "$mb" -l "$low" -i "$iters" -x "$x"
 		done
 	done
-	stop_daemon
+	stop_dlmd
 	# dlmd's MPI protocols at the lowest ratio.
 	if [[ $tr != tcp ]]; then
 		for p in as1 as2 cs; do
