@@ -262,7 +262,7 @@ struct dlm_space {
  * @done: the daemon completed it, or it was failed.
  * @kept: a successful FETCH whose COMPLETE carried DLM_NL_F_KEPT.
  * @user_counted: counted in its space owner's transfers in flight.
- * @sent_ns: when it was sent (ktime_get_ns()).
+ * @sent_ns: when it was sent (local_clock()).
  * @len: bytes to move (READ, WRITE, DISCARD); 0: the DLM page size.
  * @priv: the sender's, for its completion (blk.c: a struct dlm_blk_io).
  */

@@ -19,6 +19,7 @@
 #include <linux/mutex.h>
 #include <linux/netlink.h>
 #include <linux/notifier.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
 #include <net/genetlink.h>
@@ -141,7 +142,7 @@ void dlm_reqs_watchdog(void)
 
 	xa_lock(&dlm_reqs);
 	/* Every request in the table was sent before this. */
-	now = ktime_get_ns();
+	now = local_clock();
 	xas_for_each(&xas, req, ULONG_MAX) {
 		if ((s64)(now - req->sent_ns) > (s64)limit) {
 			id = req->id;
@@ -244,7 +245,7 @@ struct dlm_req *dlm_req_send_io(u32 op, struct dlm_space *sp, u64 dpn,
 	req->len = len;
 	req->priv = priv;
 	req->sp = sp;
-	req->sent_ns = ktime_get_ns();
+	req->sent_ns = local_clock();
 	if (op != DLM_NL_OP_SPACE_DEL)
 		kref_get(&sp->ref);
 

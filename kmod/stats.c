@@ -60,6 +60,12 @@ void dlm_lat_record(enum dlm_lat_phase ph, u64 ns)
 	struct dlm_lat *l = &dlm_lat[ph];
 	s64 old = atomic64_read(&l->max);
 
+	/*
+	 * Phases are timed with local_clock(), cheap but read on whichever
+	 * CPU each end ran: two CPUs may disagree by a little, never below 0.
+	 */
+	if ((s64)ns < 0)
+		ns = 0;
 	atomic64_inc(&l->bucket[dlm_lat_bucket(ns)]);
 	atomic64_add(ns, &l->sum);
 	atomic64_inc(&l->count);
