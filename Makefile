@@ -68,8 +68,8 @@ help:
 	@echo '                  table and PNG in $(RESULTS)/bench'
 	@echo 'make bench-mpi    triad and Himeno over the tcp, Open MPI and MPICH transports,'
 	@echo '                  kernel and MPI swap protocols side by side (BENCH_MPI_ARGS)'
-	@echo 'make bench-cpu    Himeno at 7% local over tcp vs all-local: CPU busy/idle and'
-	@echo '                  run-queue waits per dlmd and memory server thread (BENCH_CPU_ARGS)'
+	@echo 'make bench-cpu    Himeno at 7% local over tcp, daemons --sched batch and normal, vs'
+	@echo '                  all-local: CPU busy/idle and run-queue waits per thread (BENCH_CPU_ARGS)'
 	@echo 'make bench-verbs  perftest ib_read_bw/ib_write_bw beside the triad over verbs, tcp'
 	@echo '                  and MPI on soft-RoCE, in a VM (BENCH_VERBS_ARGS)'
 	@echo 'make bench-fmpl   OSU-style latency, bandwidth, pre-posted receives and collectives:'
@@ -263,10 +263,12 @@ bench-mpi: deps
 		selftests/bench/mpi.sh $(BENCH_MPI_ARGS)
 
 BENCH_CPU_ARGS	?= 7 3
+# The daemons' CPU policies to compare (dlmd --sched); empty: batch normal.
+SCHEDS		?=
 bench-cpu: deps
 	@$(MAKE) --no-print-directory all
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 3600 --out $(RESULTS)/vm-bench-cpu -- \
-		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
+		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench SCHEDS="$(SCHEDS)" \
 		selftests/bench/cpu.sh $(BENCH_CPU_ARGS)
 
 bench-verbs: deps

@@ -31,6 +31,7 @@
 #include "log.h"
 #include "memfile.h"
 #include "nl.h"
+#include "cpusched.h"
 #include "stats.h"
 #include "transport.h"
 #include "wire.h"
@@ -53,6 +54,7 @@ struct options {
 	int mpi_wait;			/* enum dlm_mpi_wait */
 	int mpi_opts;			/* an --mpi-* option was given */
 	const char *transport;		/* --transport; NULL: tcp */
+	int sched;			/* enum dlm_sched */
 };
 
 static struct {
@@ -122,6 +124,11 @@ static void usage(FILE *f)
 "                            fetches it (by default the copy is kept while\n"
 "                            spare capacity allows, so a page the program\n"
 "                            only reads is evicted without a transfer)\n"
+"      --sched P             CPU policy of dlmd's threads: batch (default;\n"
+"                            SCHED_BATCH: a thread woken to move a page\n"
+"                            does not preempt the program it serves, it\n"
+"                            takes an idle CPU or waits for the next tick)\n"
+"                            or normal (SCHED_OTHER)\n"
 "  -h, --help                this text\n"
 "  -V, --version             versions of dlmd and of the protocols it speaks\n"
 "\n"
@@ -260,7 +267,8 @@ static int mpi_opt(int (*parse)(const char *), const char *name,
 static int parse_options(int argc, char **argv)
 {
 	enum { O_LOG = 256, O_STATS_FILE, O_STATS_INT, O_IO_TIMEOUT,
-	       O_NO_KEEP, O_MPI_PROTO, O_MPI_LEVEL, O_MPI_WAIT, O_REPLICAS };
+	       O_NO_KEEP, O_MPI_PROTO, O_MPI_LEVEL, O_MPI_WAIT, O_REPLICAS,
+	       O_SCHED };
 	static const struct option opts[] = {
 		{ "memfile", required_argument, NULL, 'f' },
 		{ "log-level", required_argument, NULL, O_LOG },
@@ -273,6 +281,7 @@ static int parse_options(int argc, char **argv)
 		{ "mpi-protocol", required_argument, NULL, O_MPI_PROTO },
 		{ "mpi-thread-level", required_argument, NULL, O_MPI_LEVEL },
 		{ "mpi-server-wait", required_argument, NULL, O_MPI_WAIT },
+		{ "sched", required_argument, NULL, O_SCHED },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -280,6 +289,7 @@ static int parse_options(int argc, char **argv)
 	int c, lvl;
 
 	g.opt.stats_interval = 10;
+	g.opt.sched = DLM_SCHED_BATCH;
 	g.opt.replicas = 1;
 	g.opt.mpi_proto = DLM_MPI_AUTO;
 	g.opt.mpi_level = DLM_MPI_LEVEL_DEFAULT;
@@ -348,6 +358,14 @@ static int parse_options(int argc, char **argv)
 			if (mpi_opt(dlm_mpi_parse_wait, "server-wait", optarg,
 				    "auto, poll or sleep", &g.opt.mpi_wait))
 				return 2;
+			break;
+		case O_SCHED:
+			g.opt.sched = dlm_sched_parse(optarg);
+			if (g.opt.sched < 0) {
+				fprintf(stderr, "dlmd: --sched '%s': use batch or normal\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -859,6 +877,12 @@ int main(int argc, char **argv)
 	r = parse_options(argc, argv);
 	if (r)
 		return r;
+	/* Before any thread exists, so that all of them, MPI's too, get it. */
+	r = dlm_sched_apply(g.opt.sched);
+	if (r)
+		log_warn("cannot set the CPU policy (--sched): running under the one inherited",
+			 "sched=%s err=\"%s\"", dlm_sched_name(g.opt.sched),
+			 strerror(r));
 	/*
 	 * Signals go to sigtimedwait() in one thread only: blocked before
 	 * any thread exists, MPI's own included.
@@ -914,9 +938,10 @@ int main(int argc, char **argv)
 			 "io_timeout_ms=%u request_timeout_ms=%u",
 			 g.opt.io_timeout_ms, kt);
 	}
-	log_info("starting", "version=%s memfile=%s local_mb=%" PRIu64 " servers=%u transport=%s io_timeout_ms=%u pid=%d",
+	log_info("starting", "version=%s memfile=%s local_mb=%" PRIu64 " servers=%u transport=%s io_timeout_ms=%u sched=%s pid=%d",
 		 DLMD_VERSION, g.opt.memfile, g.mf.local_mb, g.mf.nservers,
-		 g.tops->name, g.opt.io_timeout_ms, (int)getpid());
+		 g.tops->name, g.opt.io_timeout_ms,
+		 dlm_sched_name(g.opt.sched), (int)getpid());
 	/*
 	 * Swap may go to /dev/dlmbN, which only dlmd can serve: if dlmd's own
 	 * memory were swapped out, reclaim would wait on itself.  Under MPI

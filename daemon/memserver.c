@@ -25,6 +25,7 @@
 
 #include "log.h"
 #include "netaddr.h"
+#include "cpusched.h"
 #include "wire.h"
 #include "memserver_verbs.h"
 
@@ -84,6 +85,11 @@ static void usage(FILE *f)
 "                          it only handles connections.  Needs a locked-\n"
 "                          memory limit of SIZE (ulimit -l) unless root\n"
 "      --log-level LEVEL   debug, info (default), warn or error\n"
+"      --sched P           CPU policy of its threads: batch (default;\n"
+"                          SCHED_BATCH: a reply does not preempt a\n"
+"                          program computing on this machine, it takes\n"
+"                          an idle CPU or waits for the next tick) or\n"
+"                          normal (SCHED_OTHER)\n"
 "  -h, --help              this text\n"
 "  -V, --version           version and protocol version\n"
 "\n"
@@ -389,6 +395,7 @@ int main(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "transport", required_argument, NULL, 't' },
 		{ "log-level", required_argument, NULL, 'L' },
+		{ "sched", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -402,7 +409,7 @@ int main(int argc, char **argv)
 	uint64_t mb = 0;
 	long pages, psz;
 	sigset_t set;
-	int c, lfd, sfd, lvl;
+	int c, lfd, sfd, lvl, policy = DLM_SCHED_BATCH;
 
 	log_init("dlm-memserver", DLOG_INFO);
 	while ((c = getopt_long(argc, argv, "l:s:t:hV", opts, NULL)) != -1) {
@@ -435,6 +442,14 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			log_set_level((enum dlog_level)lvl);
+			break;
+		case 'S':
+			policy = dlm_sched_parse(optarg);
+			if (policy < 0) {
+				fprintf(stderr, "dlm-memserver: --sched '%s': use batch or normal\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -469,6 +484,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	srv.size = mb << 20;
+	/* Before any thread exists: the connections' threads inherit it. */
+	c = dlm_sched_apply(policy);
+	if (c)
+		log_warn("cannot set the CPU policy (--sched): running under the one inherited",
+			 "sched=%s err=\"%s\"", dlm_sched_name(policy),
+			 strerror(c));
 
 	pages = sysconf(_SC_PHYS_PAGES);
 	psz = sysconf(_SC_PAGESIZE);
@@ -506,8 +527,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "dlm-memserver: %s\n", err);
 			return 1;
 		}
-		log_info("listening", "addr=%s size=%" PRIu64 " max_io=%u pid=%d",
-			 bound, srv.size, WIRE_MAX_IO, (int)getpid());
+		log_info("listening", "addr=%s size=%" PRIu64 " max_io=%u sched=%s pid=%d",
+			 bound, srv.size, WIRE_MAX_IO, dlm_sched_name(policy),
+			 (int)getpid());
 	}
 
 	pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };

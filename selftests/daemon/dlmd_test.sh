@@ -11,7 +11,7 @@
 # two threads, a second dlmd refused, ENOSPC, a memory server killed under
 # load (no hang; dlmd lives on and logs it once), a space that fits the
 # surviving server, SIGUSR1 and the stats file, SIGTERM unregisters, the
-# module unloads.  DLM_KO and DLM_RW override the module and dlm_rw.  TAP.
+# module unloads; dlmd's and the servers' threads run SCHED_BATCH (--sched).  DLM_KO and DLM_RW override the module and dlm_rw.  TAP.
 set -uo pipefail
 # shellcheck source=selftests/daemon/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -37,7 +37,7 @@ if [[ ! -d /sys/module/dlmem ]]; then
 		exit 1
 	fi
 fi
-echo "1..14"
+echo "1..15"
 ok "dlmem.ko loaded"
 
 # rw NAME ARGS...: dlm_rw with a bound; its output in $tmp/NAME.out.
@@ -69,6 +69,17 @@ else
 	notok "dlmd registered with the kernel"
 	diag "$tmp/dlmd.log"
 	exit 1
+fi
+
+# --sched batch by default: every thread (signals, netlink, one or more per
+# server connection), and the memory servers' connection threads.
+pol=$(policies "$dlmd") pol1=$(policies "$ms1") pol2=$(policies "$ms2")
+if [[ $pol == "3 threads="* ]] && ((${pol#*threads=} >= 4)) &&
+   [[ $pol1 == "3 threads="[2-9]* && $pol2 == "3 threads="[2-9]* ]] &&
+   grep -q 'msg="starting" .* sched=batch ' "$tmp/dlmd.log"; then
+	ok "dlmd's and the memory servers' threads run SCHED_BATCH"
+else
+	notok "SCHED_BATCH threads: dlmd $pol, servers $pol1 / $pol2"
 fi
 
 "$bin/dlmd" -f "$tmp/memfile" 2>"$tmp/second.err"

@@ -82,6 +82,21 @@ wait_log() {
 	return 1
 }
 
+# policies PID: the scheduling policies of PID's threads (field 41 of
+# /proc/PID/task/TID/stat: 0 SCHED_OTHER, 3 SCHED_BATCH), sorted, each once,
+# then how many threads there are: "3 threads=4".
+policies() {
+	local t s
+	local -a statf
+	for t in /proc/"$1"/task/*/stat; do
+		s=$(<"$t") 2>/dev/null || continue
+		# After "PID (COMM) " the fields count from 3.
+		read -ra statf <<<"${s##*) }"
+		echo "${statf[38]}"
+	done | sort -u | tr '\n' ' '
+	echo "threads=$(find /proc/"$1"/task -mindepth 1 -maxdepth 1 | wc -l)"
+}
+
 # start_dlmd NAME MEMFILE [ARGS...]: dlmd -f MEMFILE ARGS in the
 # background, logging to $tmp/NAME.log.  0 once it registered with the
 # kernel (DLMD_PID set); 1, its log shown, if it exited or did not

@@ -11,7 +11,7 @@ set -uo pipefail
 need "$bin/dlmd"
 dlmd=$bin/dlmd
 echo "TAP version 13"
-echo "1..18"
+echo "1..19"
 
 # expect DESC STATUS PATTERN ARGS...: dlmd ARGS exits STATUS and its
 # stderr (or stdout for status 0) matches the glob PATTERN.
@@ -59,6 +59,8 @@ expect "bad --mpi-server-wait: usage error" 2 \
 expect "--mpi-* without mpirun: usage error naming mpirun" 2 \
 	"dlmd: --mpi-* options need an MPI launch: mpirun -np N dlmd*" \
 	--mpi-protocol as2 -f x
+expect "bad --sched: usage error" 2 \
+	"dlmd: --sched 'idle': use batch or normal*" --sched idle -f x
 expect "bad --transport: usage error" 2 \
 	"dlmd: --transport 'rdma': use tcp or verbs*" --transport rdma -f x
 rdma_devs=(/sys/class/infiniband/*)

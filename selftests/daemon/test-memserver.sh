@@ -3,8 +3,8 @@
 #
 # test-memserver.sh - dlm-memserver on 127.0.0.1: command line, the wire
 # protocol (memserver-client: data, bounds, malformed headers, two
-# clients), port in use, SIGUSR1 counters, clean exit on SIGTERM with a
-# client connected.  TAP.
+# clients), port in use, SIGUSR1 counters, the CPU policy (--sched), clean
+# exit on SIGTERM with a client connected.  TAP.
 set -uo pipefail
 # shellcheck source=selftests/daemon/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -12,7 +12,7 @@ set -uo pipefail
 need "$bin/dlm-memserver" "$tests/memserver-client"
 ms=$bin/dlm-memserver
 echo "TAP version 13"
-echo "1..$((9 + 18))"
+echo "1..$((11 + 18))"
 
 out=$("$ms" --help) && [[ $out == *"Usage: dlm-memserver --listen ADDR:PORT --size MB"* ]] &&
 	ok "--help prints the usage and exits 0" || notok "--help"
@@ -24,7 +24,8 @@ for args in "" "--size 8" "--listen 127.0.0.1:0" \
 	"--listen 127.0.0.1:0 --size 0" "--listen 127.0.0.1:0 --size 12abc" \
 	"--listen 127.0.0.1 --size 8" "--listen 127.0.0.1:99999 --size 8" \
 	"--listen 127.0.0.1:0 --size 8 --log-level loud" \
-	"--listen 127.0.0.1:0 --size 8 --transport rdma" "--bogus"; do
+	"--listen 127.0.0.1:0 --size 8 --transport rdma" \
+	"--listen 127.0.0.1:0 --size 8 --sched fifo" "--bogus"; do
 	# shellcheck disable=SC2086 # word splitting wanted
 	"$ms" $args >/dev/null 2>"$tmp/usage.err"
 	rc=$?
@@ -77,6 +78,14 @@ fi
 # A client still connected must not keep SIGTERM from ending the server.
 exec 3<>"/dev/tcp/127.0.0.1/$port"
 sleep 0.1
+# Its thread as well as the main one: SCHED_BATCH (--sched batch, default).
+pol=$(policies "$pid")
+if [[ $pol == "3 threads="[2-9]* ]] && grep -q 'msg="listening" .* sched=batch ' "$tmp/ms.log"; then
+	ok "every thread runs SCHED_BATCH by default ($pol), logged"
+else
+	notok "every thread runs SCHED_BATCH by default: policies $pol"
+	diag "$tmp/ms.log"
+fi
 kill -TERM "$pid"
 rc=124
 for ((i = 0; i < 50; i++)); do
@@ -93,6 +102,16 @@ if ((rc == 0)) && grep -q 'msg="signal received, exiting" signal=SIGTERM' "$tmp/
 else
 	notok "SIGTERM with a client connected: exit status $rc"
 	diag "$tmp/ms.log"
+fi
+MS_EXTRA=(--sched normal)
+if start_memserver normal 8 wait; then
+	pol=$(policies "$MS_PID")
+	kill "$MS_PID"
+	wait "$MS_PID"
+	[[ $pol == "0 threads=1" ]] && ok "--sched normal: SCHED_OTHER" ||
+		notok "--sched normal: policies $pol"
+else
+	notok "--sched normal: the server starts"
 fi
 if grep -Eq 'level=info prog=dlm-memserver msg="exit" .*write=[1-9]' "$tmp/ms.log" &&
    ! grep -Eq 'level=(error)' "$tmp/ms.log"; then
