@@ -26,12 +26,12 @@
 
 #include <linux/dlmem_nl.h>
 
+#include "cpusched.h"
 #include "dispatch.h"
 #include "dlm_mpi.h"
 #include "log.h"
 #include "memfile.h"
 #include "nl.h"
-#include "cpusched.h"
 #include "stats.h"
 #include "transport.h"
 #include "wire.h"

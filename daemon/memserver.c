@@ -23,9 +23,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cpusched.h"
 #include "log.h"
 #include "netaddr.h"
-#include "cpusched.h"
 #include "wire.h"
 #include "memserver_verbs.h"
 
