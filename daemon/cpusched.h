@@ -17,8 +17,8 @@ int dlm_sched_parse(const char *s);
 const char *dlm_sched_name(enum dlm_sched s);
 /*
  * Give the calling thread, and so every thread it creates afterwards (and
- * programs it execs), policy S; its nice value is kept.  Call before creating
- * threads.  0, or an errno.
+ * programs it execs), policy S; its nice value is kept.  Call before
+ * creating threads.  0, or an errno.
  */
 int dlm_sched_apply(enum dlm_sched s);
 

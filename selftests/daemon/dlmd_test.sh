@@ -11,7 +11,8 @@
 # two threads, a second dlmd refused, ENOSPC, a memory server killed under
 # load (no hang; dlmd lives on and logs it once), a space that fits the
 # surviving server, SIGUSR1 and the stats file, SIGTERM unregisters, the
-# module unloads; dlmd's and the servers' threads run SCHED_BATCH (--sched).  DLM_KO and DLM_RW override the module and dlm_rw.  TAP.
+# module unloads; dlmd's and the servers' threads run SCHED_BATCH
+# (--sched).  DLM_KO and DLM_RW override the module and dlm_rw.  TAP.
 set -uo pipefail
 # shellcheck source=selftests/daemon/lib.sh
 . "$(dirname "$0")/lib.sh"

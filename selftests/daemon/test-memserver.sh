@@ -79,8 +79,13 @@ fi
 exec 3<>"/dev/tcp/127.0.0.1/$port"
 sleep 0.1
 # Its thread as well as the main one: SCHED_BATCH (--sched batch, default).
-pol=$(policies "$pid")
-if [[ $pol == "3 threads="[2-9]* ]] && grep -q 'msg="listening" .* sched=batch ' "$tmp/ms.log"; then
+for ((i = 0; i < 50; i++)); do
+	pol=$(policies "$pid")
+	[[ $pol == *"threads="[2-9]* ]] && break
+	sleep 0.1
+done
+if [[ $pol == "3 threads="[2-9]* ]] &&
+   grep -q 'msg="listening" .* sched=batch ' "$tmp/ms.log"; then
 	ok "every thread runs SCHED_BATCH by default ($pol), logged"
 else
 	notok "every thread runs SCHED_BATCH by default: policies $pol"
