@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cpusched.h"
+#include "log.h"
 
 int dlm_sched_parse(const char *s)
 {
@@ -33,12 +34,13 @@ const char *dlm_sched_name(enum dlm_sched s)
 	return s == DLM_SCHED_BATCH ? "batch" : "normal";
 }
 
-int dlm_sched_apply(enum dlm_sched s)
+void dlm_sched_apply(enum dlm_sched s)
 {
 	struct sched_param sp = { .sched_priority = 0 };
 
 	if (sched_setscheduler(0, s == DLM_SCHED_BATCH ? SCHED_BATCH :
 			       SCHED_OTHER, &sp))
-		return errno;
-	return 0;
+		log_warn("cannot set the CPU policy (--sched): running under the one inherited",
+			 "sched=%s err=\"%s\"", dlm_sched_name(s),
+			 strerror(errno));
 }

@@ -18,8 +18,9 @@ const char *dlm_sched_name(enum dlm_sched s);
 /*
  * Give the calling thread, and so every thread it creates afterwards (and
  * programs it execs), policy S; its nice value is kept.  Call before
- * creating threads.  0, or an errno.
+ * creating threads.  A failure is logged (the program goes on under the
+ * policy it inherited).
  */
-int dlm_sched_apply(enum dlm_sched s);
+void dlm_sched_apply(enum dlm_sched s);
 
 #endif

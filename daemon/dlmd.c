@@ -878,11 +878,7 @@ int main(int argc, char **argv)
 	if (r)
 		return r;
 	/* Before any thread exists, so that all of them, MPI's too, get it. */
-	r = dlm_sched_apply(g.opt.sched);
-	if (r)
-		log_warn("cannot set the CPU policy (--sched): running under the one inherited",
-			 "sched=%s err=\"%s\"", dlm_sched_name(g.opt.sched),
-			 strerror(r));
+	dlm_sched_apply(g.opt.sched);
 	/*
 	 * Signals go to sigtimedwait() in one thread only: blocked before
 	 * any thread exists, MPI's own included.

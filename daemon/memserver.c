@@ -485,11 +485,7 @@ int main(int argc, char **argv)
 	}
 	srv.size = mb << 20;
 	/* Before any thread exists: the connections' threads inherit it. */
-	c = dlm_sched_apply(policy);
-	if (c)
-		log_warn("cannot set the CPU policy (--sched): running under the one inherited",
-			 "sched=%s err=\"%s\"", dlm_sched_name(policy),
-			 strerror(c));
+	dlm_sched_apply(policy);
 
 	pages = sysconf(_SC_PHYS_PAGES);
 	psz = sysconf(_SC_PAGESIZE);
