@@ -117,6 +117,7 @@ stop() {
 printf '200\n200 127.0.0.1:7311\n200 127.0.0.1:7312\n' >"$tmp/tcp.mem"
 line=$("$himeno" -s "$hsize" -n "$hiters" -m malloc)
 himeno_ref "$line" || { say "the all-local himeno run failed: $line"; exit 1; }
+himeno_budget_ok "$pct"
 hlocal=$(mb_of "$pct")
 printf '%s\n%s\n%s\n' "$hlocal" 100 100 >"$tmp/himeno.mem"
 say "himeno $hsize, $hiters sweeps, ${hpage} KB DLM pages, $hlocal MB local ($pct%); daemons --sched ${scheds[*]}; $rounds rounds"

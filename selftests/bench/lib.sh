@@ -31,6 +31,41 @@ mb_of() {
 	awk -v m="$hmb" -v p="$1" 'BEGIN { v = m * p / 100; print v == int(v) ? v : int(v) + 1 }'
 }
 
+# himeno_budget_ok PCT...: exit 2, naming the fix, unless PCT% of the
+# Himeno data ($hmb) holds at least 20 DLM pages of $hpage KB.  Every grid
+# point touches 16 places far apart (14 arrays, three planes of p): with
+# fewer pages than that every point faults and a run takes hours (1 MB
+# pages and 15 of them did not finish a sweep of a 29 MB grid in two
+# minutes; 18 pages of 384 KB at 7% ran 1.3x the time of 56 of 128 KB).
+himeno_budget_ok() {
+	local p n kb
+	[[ $hpage =~ ^[1-9][0-9]*$ ]] ||
+		{ say "HIMENO_PAGE_KB '$hpage': give a positive multiple of 4"; exit 2; }
+	for p in "$@"; do
+		((p < 100)) || continue
+		n=$(($(mb_of "$p") * 1024 / hpage))
+		((n >= 20)) && continue
+		kb=$(($(mb_of "$p") * 1024 / 20 / 4 * 4))
+		say "Himeno at $p% local: $(mb_of "$p") MB is $n DLM pages of $hpage KB, fewer than the 20 its stencil needs: set HIMENO_PAGE_KB to $kb or less, or raise the ratio"
+		exit 2
+	done
+}
+
+# check_args: exit 2 unless ARRAY_MB ($mb) and ITERATIONS ($iters) are
+# positive whole numbers and every PERCENT (pcts) one from 1 to 100.
+check_args() {
+	local p
+	[[ $mb =~ ^[1-9][0-9]*$ && $iters =~ ^[1-9][0-9]*$ ]] || {
+		say "ARRAY_MB and ITERATIONS must be positive whole numbers, not '$mb' and '$iters'"
+		exit 2
+	}
+	for p in "${pcts[@]}"; do
+		[[ $p =~ ^([1-9][0-9]?|100)$ ]] && continue
+		say "PERCENT '$p': give a whole number from 1 to 100"
+		exit 2
+	done
+}
+
 # need_root: exit 2, saying how to run it in the VM, unless root.
 need_root() {
 	[[ $(id -u) == 0 ]] && return 0

@@ -63,6 +63,7 @@ cleanup() {
 	stop_all
 }
 trap cleanup EXIT
+check_args
 
 need_root
 mkdir -p "$out"
@@ -100,6 +101,7 @@ run stream local - 100 "$stream" -m malloc -s "$mb" -i "$iters"
 run himeno local - 100 "$himeno" -s "$hsize" -n "$hiters" -m malloc
 himeno_ref "$last" || { say "the all-local himeno run failed"; exit 1; }
 hrun=("$himeno" -s "$hsize" -n "$hiters" -c "$hgosa")
+himeno_budget_ok "${pcts[@]}"
 srvmb=$(( (3 * mb > $(mb_of 100) ? 3 * mb : $(mb_of 100)) + 8 ))
 
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"

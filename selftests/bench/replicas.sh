@@ -38,6 +38,7 @@ cleanup() {
 trap cleanup EXIT
 # shellcheck source=selftests/bench/lib.sh
 . "$top/selftests/bench/lib.sh"
+check_args
 need_root
 mkdir -p "$out"
 csv=$out/replicas.csv

@@ -46,13 +46,14 @@ systems=${SYSTEMS:-dlm dlmb nbd zram}	# which to run besides local and xfer
 hsize=${HIMENO_SIZE:-97x97x193}
 hiters=${HIMENO_ITERS:-2}
 hpage=${HIMENO_PAGE_KB:-128}
-total=$((3 * mb))
 stream=$bin/bench/stream
 himeno=$bin/bench/himeno
 tmp=$(mktemp -d)
 pids=()
 cg=/sys/fs/cgroup/dlm-bench
 swapdev=
+nbd_up=		# set up by this run: torn down by cleanup
+zram_up=
 
 say() { echo "stream.sh: $*" >&2; }
 # shellcheck source=selftests/bench/lib.sh
@@ -61,8 +62,8 @@ say() { echo "stream.sh: $*" >&2; }
 cleanup() {
 	[[ -n $swapdev ]] && swapoff "$swapdev" 2>/dev/null
 	[[ -b /dev/dlmb0 ]] && "$bin/bin/dlmctl" blk-del 0 2>/dev/null
-	nbd-client -d /dev/nbd0 >/dev/null 2>&1 || true
-	[[ -w /sys/block/zram0/reset ]] && echo 1 >/sys/block/zram0/reset 2>/dev/null
+	[[ -n $nbd_up ]] && { nbd-client -d /dev/nbd0 >/dev/null 2>&1 || true; }
+	[[ -n $zram_up ]] && echo 1 >/sys/block/zram0/reset 2>/dev/null
 	kill "${pids[@]}" 2>/dev/null || true
 	wait 2>/dev/null || true
 	[[ -d $cg ]] && rmdir "$cg" 2>/dev/null
@@ -70,6 +71,8 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+check_args
+total=$((3 * mb))
 
 need_root
 for tool in nbd-server nbd-client mkswap swapon; do
@@ -122,6 +125,7 @@ if ! himeno_ref "$last"; then
 	exit 1
 fi
 hrun=("$himeno" -s "$hsize" -n "$hiters" -c "$hgosa")
+[[ " $systems " != *" dlm "* ]] || himeno_budget_ok "${pcts[@]}"
 
 # ---- memory servers, dlmd, raw transport rate --------------------------------
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
@@ -218,6 +222,7 @@ modprobe nbd nbds_max=1
 nbd-server -C "$tmp/nbd.conf" -p "$tmp/nbd.pid"
 sleep 1
 pids+=("$(cat "$tmp/nbd.pid")")
+nbd_up=1
 nbd-client 127.0.0.1 10809 /dev/nbd0 -N dlmbench -b 4096 >/dev/null
 mkswap /dev/nbd0 >/dev/null
 swapdev=/dev/nbd0
@@ -226,10 +231,12 @@ swap_runs nbd
 swapoff /dev/nbd0
 swapdev=
 nbd-client -d /dev/nbd0 >/dev/null
+nbd_up=
 fi
 
 if [[ " $systems " == *" zram "* ]]; then
 modprobe zram num_devices=1
+zram_up=1
 [[ $(cat /sys/block/zram0/disksize) == 0 ]] || echo 1 >/sys/block/zram0/reset
 echo $((2 * srvmb))M >/sys/block/zram0/disksize
 mkswap /dev/zram0 >/dev/null

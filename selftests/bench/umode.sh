@@ -44,8 +44,6 @@ read -ra modes <<<"${MODES:-kernel sigsegv uffd}"
 tests=" ${TESTS:-fault triad} "	# which of the two parts to run
 per_run_timeout=${RUN_TIMEOUT:-300}
 port=7211
-total=$((3 * mb))
-srvmb=$((total + 40))
 prog=$bin/bench/umode_bench
 tmp=$(mktemp -d)
 pids=()
@@ -62,6 +60,9 @@ trap cleanup EXIT
 
 # shellcheck source=selftests/bench/lib.sh
 . "$top/selftests/bench/lib.sh"
+check_args
+total=$((3 * mb))
+srvmb=$((total + 40))
 need_root
 [[ -x $prog ]] || { say "$prog missing: make user"; exit 2; }
 mkdir -p "$out"

@@ -60,6 +60,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+check_args
 
 need_root
 if [[ $("$bin/bin/dlmd" --version) != *"transports: tcp verbs"* ]]; then
