@@ -36,11 +36,13 @@ mb_of() {
 # point touches 16 places far apart (14 arrays, three planes of p): with
 # fewer pages than that every point faults and a run takes hours (1 MB
 # pages and 15 of them did not finish a sweep of a 29 MB grid in two
-# minutes; 18 pages of 384 KB at 7% ran 1.3x the time of 56 of 128 KB).
+# minutes; 18 pages of 384 KB at 7% took 1.4x the time of 56 of 128 KB).
 himeno_budget_ok() {
 	local p n kb
-	[[ $hpage =~ ^[1-9][0-9]*$ ]] ||
-		{ say "HIMENO_PAGE_KB '$hpage': give a positive multiple of 4"; exit 2; }
+	if [[ ! $hpage =~ ^[1-9][0-9]*$ ]] || ((hpage % 4)); then
+		say "HIMENO_PAGE_KB '$hpage': give a positive multiple of 4"
+		exit 2
+	fi
 	for p in "$@"; do
 		((p < 100)) || continue
 		n=$(($(mb_of "$p") * 1024 / hpage))
