@@ -7,6 +7,9 @@ BENCH_O		:= $(O)/bench
 
 USER_TARGETS	+= $(BENCH_O)/stream $(BENCH_O)/xfer_bench $(BENCH_O)/himeno
 
+# The scripts' argument checks (no benchmark runs; safe outside the VM).
+NATIVE_TESTS	+= bench-args=selftests/bench/test-args.sh
+
 $(BENCH_O)/stream: selftests/bench/stream.c selftests/dlm/dlm_util.h uapi/linux/dlmem.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Wextra -o $@ $<

@@ -104,7 +104,7 @@ wait_registered() {
 stop_dlmd() {
 	local d
 	d=$(sed -n 's/.*prog=dlmd msg="starting".* pid=\([0-9]*\).*/\1/p' \
-		"$tmp/dlmd.log" 2>/dev/null)
+		"$tmp/dlmd.log" 2>/dev/null) || true	# no log: never started
 	if [[ -n $d ]]; then
 		kill -TERM "$d" 2>/dev/null || true
 	fi

@@ -37,6 +37,7 @@ stream=$bin/bench/stream
 tmp=$(mktemp -d)
 pids=()
 job=
+rxe_up=		# soft-RoCE set up by this run: torn down by cleanup
 # shellcheck source=selftests/verbs/rxe.sh
 . "$top/selftests/verbs/rxe.sh"
 
@@ -56,7 +57,7 @@ cleanup() {
 	stop_daemon
 	kill "${pids[@]}" 2>/dev/null || true
 	wait 2>/dev/null || true
-	rxe_teardown
+	[[ -n $rxe_up ]] && rxe_teardown
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -71,6 +72,7 @@ mkdir -p "$out"
 csv=$out/verbs.csv
 echo "kind,transport,local_pct,value,unit,extra" >"$csv"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+rxe_up=1
 rxe_setup || { say "cannot set up soft-RoCE"; exit 1; }
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
 

@@ -1,0 +1,87 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Native test of the benchmark scripts' argument checks (make check): bad
+# ARRAY_MB, ITERATIONS and PERCENT end each script with status 2 and a
+# message before it needs root or touches the machine; lib.sh's
+# himeno_budget_ok refuses a Himeno budget under 20 DLM pages and names
+# the HIMENO_PAGE_KB that fits.  Nothing here runs a benchmark.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export TMPDIR=$tmp/t DLM_BENCH_OUT=$tmp/out
+mkdir -p "$TMPDIR"
+n=0 fail=0
+# As root (CI), run the scripts as nobody: should a check ever let bad
+# arguments through, need_root stops the script instead of a benchmark.
+as=()
+if [[ $(id -u) == 0 ]]; then
+	as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	chmod 755 "$tmp"
+	chmod 1777 "$TMPDIR"
+fi
+
+check() {	# check DESCRIPTION CONDITION...
+	local d=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		echo "ok $n - $d"
+	else
+		echo "not ok $n - $d"
+		fail=1
+	fi
+}
+
+# bad SCRIPT WANT ARGS...: SCRIPT ARGS... exits 2 saying WANT, leaving no
+# temporary directory and writing no results.
+bad() {
+	local s=$1 want=$2 out rc
+	shift 2
+	out=$("${as[@]}" "$here/$s" "$@" 2>&1)
+	rc=$?
+	check "$s $*: status 2, '$want'" test "$rc" = 2 -a "${out/"$want"/}" != "$out"
+	[[ $rc == 2 ]] || echo "# status $rc: $out"
+	check "$s $*: nothing left behind" \
+		test -z "$(ls -A "$TMPDIR")" -a ! -e "$DLM_BENCH_OUT"
+}
+
+echo "TAP version 13"
+echo "1..40"
+
+for s in stream.sh mpi.sh verbs.sh umode.sh replicas.sh; do
+	bad "$s" "PERCENT '7.5'" 32 3 7.5
+	bad "$s" "PERCENT '0'" 32 3 50 0
+	bad "$s" "not 'x' and '3'" x 3 10
+done
+bad stream.sh "PERCENT '101'" 32 3 101
+bad mpi.sh "not '32' and '-1'" 32 -1
+
+# himeno_budget_ok, with Himeno's 96.981 MB.
+budget() {	# budget PAGE_KB PCT...: status and message of the check
+	(
+		say() { echo "$*"; }
+		# shellcheck source=selftests/bench/lib.sh
+		. "$here/lib.sh"
+		hmb=96.981 hpage=$1
+		shift
+		himeno_budget_ok "$@"
+	) 2>&1
+}
+out=$(budget 128 50 25 10 7 5)
+check "128 KB pages at 50-5%: accepted (5 MB = 40 pages)" test $? = 0 -a -z "$out"
+out=$(budget 1024 100 5)
+check "1 MB pages at 5%: refused, names 256 KB" \
+	test $? = 2 -a "${out/*"5 DLM pages of 1024 KB"*"HIMENO_PAGE_KB to 256 or less"*/x}" = x
+out=$(budget 384 7)
+check "384 KB pages at 7% (18 pages): refused, names 356 KB" \
+	test $? = 2 -a "${out/*"HIMENO_PAGE_KB to 356 or less"*/x}" = x
+out=$(budget 356 7)
+check "356 KB pages at 7% (20 pages): accepted" test $? = 0 -a -z "$out"
+out=$(budget 130 7)
+check "HIMENO_PAGE_KB 130: refused, not a multiple of 4" \
+	test $? = 2 -a "${out/*"multiple of 4"*/x}" = x
+out=$(budget 1024 100)
+check "any page size at 100%: accepted (nothing is evicted)" test $? = 0 -a -z "$out"
+exit $fail
