@@ -38,17 +38,17 @@ mb_of() {
 # pages and 15 of them did not finish a sweep of a 29 MB grid in two
 # minutes; 18 pages of 384 KB at 7% took 1.4x the time of 56 of 128 KB).
 himeno_budget_ok() {
-	local p n kb
+	local p m n
 	if [[ ! $hpage =~ ^[1-9][0-9]*$ ]] || ((hpage % 4)); then
 		say "HIMENO_PAGE_KB '$hpage': give a positive multiple of 4"
 		exit 2
 	fi
 	for p in "$@"; do
 		((p < 100)) || continue
-		n=$(($(mb_of "$p") * 1024 / hpage))
+		m=$(mb_of "$p")
+		n=$((m * 1024 / hpage))
 		((n >= 20)) && continue
-		kb=$(($(mb_of "$p") * 1024 / 20 / 4 * 4))
-		say "Himeno at $p% local: $(mb_of "$p") MB is $n DLM pages of $hpage KB, fewer than the 20 its stencil needs: set HIMENO_PAGE_KB to $kb or less, or raise the ratio"
+		say "Himeno at $p% local: $m MB is $n DLM pages of $hpage KB, fewer than the 20 its stencil needs: set HIMENO_PAGE_KB to $((m * 1024 / 20 / 4 * 4)) or less, or raise the ratio"
 		exit 2
 	done
 }
