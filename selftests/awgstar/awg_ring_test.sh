@@ -122,7 +122,7 @@ ring_case() {	# ring_case NODES TRANSPORT
 			pids+=($!)
 		done
 		for i in "${pids[@]}"; do wait "$i" || rc=1; done
-		check "$tr: 30 barriers through board events: after each, every node's slot shows the round" test $rc = 0
+		check "$tr: 30 barriers through board events: after each, every node's slot shows exactly the round" test $rc = 0
 	fi
 	awg_ring_stop
 }

@@ -106,14 +106,6 @@ start() {
 	wait_registered tcp || exit 1
 }
 
-# stop: dlmd, then the memory servers.
-stop() {
-	stop_dlmd
-	kill "${pids[@]}" 2>/dev/null || true
-	wait "${pids[@]}" 2>/dev/null || true
-	pids=()
-}
-
 printf '200\n200 127.0.0.1:7311\n200 127.0.0.1:7312\n' >"$tmp/tcp.mem"
 line=$("$himeno" -s "$hsize" -n "$hiters" -m malloc)
 himeno_ref "$line" || { say "the all-local himeno run failed: $line"; exit 1; }
@@ -126,7 +118,7 @@ for ((r = 1; r <= rounds; r++)); do
 		start "$p"
 		run "dlm-$p" "$r" "$himeno" -s "$hsize" -n "$hiters" -c "$hgosa" \
 			-m dlm -- -f "$tmp/himeno.mem" --page-kb="$hpage"
-		stop
+		stop_servers	# dlmd, then the memory servers
 	done
 	run local "$r" "$himeno" -s "$hsize" -n "$hiters" -c "$hgosa" -m malloc
 done

@@ -7,10 +7,20 @@
 # started in the background.  Every sourcing script defines say(), which
 # prints progress.
 
-# stop_all: dlmd, then every process in $pids; $tmp removed (an EXIT trap).
-stop_all() {
+# stop_servers: dlmd, then every process in $pids, which is emptied.
+stop_servers() {
 	stop_dlmd
-	kill "${pids[@]}" 2>/dev/null || true
+	if ((${#pids[@]})); then
+		kill "${pids[@]}" 2>/dev/null || true
+		wait "${pids[@]}" 2>/dev/null || true
+	fi
+	pids=()
+}
+
+# stop_all: stop_servers, every other child awaited, $tmp removed (an EXIT
+# trap).
+stop_all() {
+	stop_servers
 	wait 2>/dev/null || true
 	rm -rf "$tmp"
 }

@@ -45,17 +45,9 @@ say() { echo "verbs.sh: $*" >&2; }
 # shellcheck source=selftests/bench/lib.sh
 . "$top/selftests/bench/lib.sh"
 
-stop_daemon() {
-	stop_dlmd
-	kill "${pids[@]}" 2>/dev/null || true
-	wait "${pids[@]}" 2>/dev/null || true
-	pids=()
-}
-
 cleanup() {
 	set +e
-	stop_daemon
-	kill "${pids[@]}" 2>/dev/null || true
+	stop_servers
 	wait 2>/dev/null || true
 	[[ -n $rxe_up ]] && rxe_teardown
 	rm -rf "$tmp"
@@ -112,7 +104,8 @@ pids+=($!)
 pids+=($!)
 sleep 2
 for x in "verbs [$LB%va]:7401" "tcp 127.0.0.1:7402"; do
-	set -- $x
+	read -r -a tx <<<"$x"
+	set -- "${tx[@]}"
 	say "xfer_bench -t $1, 1 MB x 256, 2 in flight ..."
 	line=$(timeout 300 "$bin/bench/xfer_bench" -t "$1" -n 256 -d 2 "$2" 2>&1) || true
 	say "  $line"
@@ -222,7 +215,7 @@ for tr in $transports; do
 	for pct in "${pcts[@]}"; do
 		triad "$tr" "$pct" -m dlm -l "$pct"
 	done
-	stop_daemon
+	stop_servers
 done
 
 /usr/bin/python3 "$top/selftests/bench/verbs_report.py" "$csv" "$out/verbs.png" \
