@@ -223,11 +223,11 @@ static void barrier(void)
 				seq, ev.node);
 			exit(1);
 		}
-		if (ev.data == seq)
+		if (ev.data == seq) {
 			need &= ~(1U << ev.node);
-		else if (ev.data == seq + 1)
+		} else if (ev.data == seq + 1) {
 			early |= 1U << ev.node;
-		else {
+		} else {
 			fprintf(stderr, "awg_ring_prog: barrier %u: node %u sent barrier %u\n",
 				seq, ev.node, ev.data);
 			exit(1);

@@ -116,9 +116,7 @@ for x in "verbs [$LB%va]:7401" "tcp 127.0.0.1:7402"; do
 		echo "xfer_read,$1,100,,MB/s,failed" >>"$csv"
 	fi
 done
-kill "${pids[@]}" 2>/dev/null || true
-wait "${pids[@]}" 2>/dev/null || true
-pids=()
+stop_servers	# the memory servers (no dlmd yet)
 
 # ---- triad through /dev/dlm ---------------------------------------------------
 srvmb=$((3 * mb + 8))
