@@ -47,10 +47,8 @@ say() { echo "verbs.sh: $*" >&2; }
 
 cleanup() {
 	set +e
-	stop_servers
-	wait 2>/dev/null || true
+	stop_all
 	[[ -n $rxe_up ]] && rxe_teardown
-	rm -rf "$tmp"
 }
 trap cleanup EXIT
 check_args
@@ -104,16 +102,15 @@ pids+=($!)
 pids+=($!)
 sleep 2
 for x in "verbs [$LB%va]:7401" "tcp 127.0.0.1:7402"; do
-	read -r -a tx <<<"$x"
-	set -- "${tx[@]}"
-	say "xfer_bench -t $1, 1 MB x 256, 2 in flight ..."
-	line=$(timeout 300 "$bin/bench/xfer_bench" -t "$1" -n 256 -d 2 "$2" 2>&1) || true
+	read -r t addr <<<"$x"
+	say "xfer_bench -t $t, 1 MB x 256, 2 in flight ..."
+	line=$(timeout 300 "$bin/bench/xfer_bench" -t "$t" -n 256 -d 2 "$addr" 2>&1) || true
 	say "  $line"
 	if [[ $line == *"intact=1"* ]]; then
-		echo "xfer_read,$1,100,$(sed -n 's/.*read_mbs=\([0-9.]*\).*/\1/p' <<<"$line"),MB/s," >>"$csv"
-		echo "xfer_write,$1,100,$(sed -n 's/.*write_mbs=\([0-9.]*\).*/\1/p' <<<"$line"),MB/s," >>"$csv"
+		echo "xfer_read,$t,100,$(sed -n 's/.*read_mbs=\([0-9.]*\).*/\1/p' <<<"$line"),MB/s," >>"$csv"
+		echo "xfer_write,$t,100,$(sed -n 's/.*write_mbs=\([0-9.]*\).*/\1/p' <<<"$line"),MB/s," >>"$csv"
 	else
-		echo "xfer_read,$1,100,,MB/s,failed" >>"$csv"
+		echo "xfer_read,$t,100,,MB/s,failed" >>"$csv"
 	fi
 done
 stop_servers	# the memory servers (no dlmd yet)
