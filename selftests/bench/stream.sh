@@ -18,7 +18,8 @@
 #          file on tmpfs
 #   zram   the same with swap on zram (lzo-rle)
 #   xfer   the raw rate of dlmd's TCP transport for 1 MB transfers to the
-#          same memory servers (xfer_bench; one direction, 1 and 2 servers)
+#          same memory servers (xfer_bench; one direction, 1 and 2
+#          servers; medians of XFER_RUNS runs, default 3)
 #
 # and, on each of local, dlm, dlmb, nbd and zram at the same ratios, the
 # Himeno-style benchmark (himeno; grid HIMENO_SIZE, default 97x97x193 =
@@ -72,6 +73,11 @@ cleanup() {
 }
 trap cleanup EXIT
 check_args
+xruns=${XFER_RUNS:-3}
+[[ $xruns =~ ^[1-9][0-9]?$ ]] || {
+	say "XFER_RUNS '$xruns': give a whole number from 1 to 99"
+	exit 2
+}
 total=$((3 * mb))
 
 need_root
@@ -137,9 +143,24 @@ for port in 7201 7202; do
 	pids+=($!)
 done
 sleep 1
-say "raw transport rate (1 MB transfers, xfer_bench) ..."
-x1=$("$bin/bench/xfer_bench" -n "$total" 127.0.0.1:7201)
-x2=$("$bin/bench/xfer_bench" -n "$total" 127.0.0.1:7201 127.0.0.1:7202)
+median() { printf '%s\n' "$@" | sort -g | sed -n "$((($# + 1) / 2))p"; }
+# xfer_median SERVER...: "servers=N write_mbs=W read_mbs=R", the medians
+# of $xruns xfer_bench runs (XFER_RUNS, default 3): one run's rate moves
+# by a fifth between runs in one VM, more than the bar's margin.
+xfer_median() {
+	local -a w=() r=()
+	local k line
+	for ((k = 0; k < xruns; k++)); do
+		line=$("$bin/bench/xfer_bench" -n "$total" "$@")
+		say "  $line"
+		w+=("$(sed -n 's/.* write_mbs=\([0-9.]*\).*/\1/p' <<<"$line")")
+		r+=("$(sed -n 's/.* read_mbs=\([0-9.]*\).*/\1/p' <<<"$line")")
+	done
+	echo "servers=$# write_mbs=$(median "${w[@]}") read_mbs=$(median "${r[@]}")"
+}
+say "raw transport rate (1 MB transfers, xfer_bench, medians of $xruns) ..."
+x1=$(xfer_median 127.0.0.1:7201)
+x2=$(xfer_median 127.0.0.1:7201 127.0.0.1:7202)
 say "  1 server:  $x1"
 say "  2 servers: $x2"
 for x in "$x1" "$x2"; do

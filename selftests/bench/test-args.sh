@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Native test of the benchmark scripts' argument checks (make check): bad
-# ARRAY_MB, ITERATIONS and PERCENT end each script with status 2 and a
-# message before it needs root or touches the machine; lib.sh's
-# himeno_budget_ok refuses a Himeno budget under 20 DLM pages and names
-# the HIMENO_PAGE_KB that fits.  Nothing here runs a benchmark.
+# ARRAY_MB, ITERATIONS and PERCENT (and stream.sh's XFER_RUNS) end each
+# script with status 2 and a message before it needs root or touches the
+# machine; lib.sh's himeno_budget_ok refuses a Himeno budget under 20 DLM
+# pages and names the HIMENO_PAGE_KB that fits.  Nothing here runs a
+# benchmark.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
@@ -48,7 +49,7 @@ bad() {
 }
 
 echo "TAP version 13"
-echo "1..40"
+echo "1..42"
 
 for s in stream.sh mpi.sh verbs.sh umode.sh replicas.sh; do
 	bad "$s" "PERCENT '7.5'" 32 3 7.5
@@ -56,6 +57,7 @@ for s in stream.sh mpi.sh verbs.sh umode.sh replicas.sh; do
 	bad "$s" "not 'x' and '3'" x 3 10
 done
 bad stream.sh "PERCENT '101'" 32 3 101
+XFER_RUNS=0 bad stream.sh "XFER_RUNS '0'" 32 3 10
 bad mpi.sh "not '32' and '-1'" 32 -1
 
 # himeno_budget_ok, with Himeno's 96.981 MB.
