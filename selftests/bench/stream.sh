@@ -151,7 +151,10 @@ xfer_median() {
 	local -a w=() r=()
 	local k line
 	for ((k = 0; k < xruns; k++)); do
-		line=$("$bin/bench/xfer_bench" -n "$total" "$@")
+		line=$("$bin/bench/xfer_bench" -n "$total" "$@") || {
+			say "  xfer_bench $*: failed: $line"
+			return 1	# and set -e ends the run, as before
+		}
 		say "  $line"
 		w+=("$(sed -n 's/.* write_mbs=\([0-9.]*\).*/\1/p' <<<"$line")")
 		r+=("$(sed -n 's/.* read_mbs=\([0-9.]*\).*/\1/p' <<<"$line")")

@@ -13,9 +13,10 @@
  * under TCG), which a paging run pays once at its start, so the write
  * rate reported is the second pass's; the first is reported beside it.
  * Prints "cold_write_mbs=... write_mbs=... read_mbs=..." (one direction
- * each, MB = 10^6 bytes, as stream reports).  With -t verbs (dlm-memserver --transport verbs) the
- * buffer is registered as dlmd registers its frame pool.  Exit 0, 1 on a
- * mismatch, 2 on a setup error.
+ * each, MB = 10^6 bytes, as stream reports).  With -t verbs
+ * (dlm-memserver --transport verbs) the buffer is registered as dlmd
+ * registers its frame pool.  Exit 0, 1 on a mismatch, 2 on a setup
+ * error.
  */
 #include <pthread.h>
 #include <stdio.h>
