@@ -862,12 +862,22 @@ int awg_ring_visit(struct awg_board *b, struct file *file,
 	} else if (v->live_mask || v->ring_id || v->in_len > AWG_TOKEN_MAX) {
 		return -EINVAL;
 	}
-	/* The attachment's buffers: only its file comes here. */
-	if (!fresh && copy_from_user(b->ring_in, u64_to_user_ptr(v->in),
-				     v->in_len))
-		return -EFAULT;
-	if (mutex_lock_killable(&b->visit_mutex))
+	/*
+	 * The attachment's buffers: only its file comes here, but maybe from
+	 * several threads.  One at a time, or another thread's token could
+	 * replace this one between its check and the visit.
+	 */
+	if (mutex_lock_killable(&b->ring_io_mutex))
 		return -EINTR;
+	if (!fresh && copy_from_user(b->ring_in, u64_to_user_ptr(v->in),
+				     v->in_len)) {
+		ret = -EFAULT;
+		goto unlock_io;
+	}
+	if (mutex_lock_killable(&b->visit_mutex)) {
+		ret = -EINTR;
+		goto unlock_io;
+	}
 	ret = fresh ? 0 : awg_token_check(b, b->ring_in, v->in_len);
 	if (ret) {
 		spin_lock(&b->lock);
@@ -879,15 +889,20 @@ int awg_ring_visit(struct awg_board *b, struct file *file,
 	}
 	mutex_unlock(&b->visit_mutex);
 	if (ret)
-		return ret;
-	if (copy_to_user(u64_to_user_ptr(v->out), b->ring_out, out_len))
-		return -EFAULT;
+		goto unlock_io;
+	if (copy_to_user(u64_to_user_ptr(v->out), b->ring_out, out_len)) {
+		ret = -EFAULT;
+		goto unlock_io;
+	}
 	v->out_len = out_len;
-	return 0;
+unlock_io:
+	mutex_unlock(&b->ring_io_mutex);
+	return ret;
 }
 
 int awg_ring_init(struct awg_board *b)
 {
+	mutex_init(&b->ring_io_mutex);
 	mutex_init(&b->visit_mutex);
 	spin_lock_init(&b->lock);
 	INIT_LIST_HEAD(&b->dirty);

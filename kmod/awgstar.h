@@ -6,6 +6,12 @@
  * frames, acknowledgments, events and the timing model.
  *
  * Locking, outermost first:
+ *   b->ring_io_mutex  the attached daemon's visits one at a time, from
+ *                   the copy of its token into ring_in to the copy of
+ *                   ring_out back: two threads of the daemon visiting at
+ *                   once would change a token after it was checked;
+ *                   held while those copies fault, so nothing a fault
+ *                   does may take it;
  *   b->visit_mutex  one token visit at a time (the token is unique);
  *   page lock       the contents of one replica page against stores: a page
  *                   that may be written through a user mapping is
@@ -92,6 +98,8 @@ struct awg_event_q {
  * @npages: pages of the region.
  * @pages: the replica.
  * @ps: per-page state.
+ * @ring_io_mutex: one visit by the attached daemon at a time, copies to
+ *	and from its buffers included.
  * @visit_mutex: one token visit at a time.
  * @lock: see the top of this file.
  * @dirty: pages with a twin, oldest first.
@@ -137,6 +145,7 @@ struct awg_board {
 	struct page **pages;
 	struct awg_pstate *ps;
 
+	struct mutex ring_io_mutex;	/* the daemon's visits, copies included */
 	struct mutex visit_mutex;	/* one visit at a time */
 	spinlock_t lock;		/* see the top of this file */
 	struct list_head dirty;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,6 +368,118 @@ TEST_F(board, bad_tokens)
 	ASSERT_EQ(0, io(self->fd, AWG_IOC_GET_INFO, &self->info));
 	EXPECT_EQ(AWG_RING_LOOPBACK, self->info.ring);
 	EXPECT_EQ(1, self->info.nodes);
+}
+
+/* CRC-32 as the kernel's crc32_le(~0U, ...): reflected, no final xor. */
+static uint32_t crc32_le(uint32_t crc, const uint8_t *p, size_t n)
+{
+	int k;
+
+	while (n--) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320U & -(crc & 1));
+	}
+	return crc;
+}
+
+#define RACE_VISITS	3000
+#define RACE_OFF	(40u << 20)
+
+struct racer {
+	int fd;
+	int einval, other;
+};
+
+/*
+ * Visits with a token the kernel must refuse (bad magic) whose one frame,
+ * were it read anyway, would be taken: 8 bytes of 0xab at RACE_OFF from
+ * node 0, sequence 1, a good CRC.
+ */
+static void *refused_visits(void *arg)
+{
+	static uint8_t tok[AWG_TOKEN_MAX], out[AWG_TOKEN_MAX];
+	struct racer *r = arg;
+	struct awg_token *h = (void *)tok;
+	struct awg_frame *f = (void *)(h + 1);
+	struct awg_ring_visit v = { .in = (uintptr_t)tok, .out = (uintptr_t)out,
+				    .out_cap = sizeof(out) };
+	int i, ret;
+
+	*h = (struct awg_token){ .magic = AWG_TOKEN_MAGIC + 1,
+		.version = AWG_TOKEN_VERSION, .nodes = 2, .ring_id = 77,
+		.generation = 1, .live_mask = 3, .nframes = 1,
+		.len = sizeof(*h) + sizeof(*f) + 8 };
+	*f = (struct awg_frame){ .type = AWG_FRAME_DATA, .origin = 0,
+		.len = 8, .seq = 1, .addr = RACE_OFF };
+	memset(f + 1, 0xab, 8);
+	f->crc = crc32_le(~0U, &f->type, sizeof(*f) + 8 -
+			  offsetof(struct awg_frame, type));
+	v.in_len = h->len;
+	for (i = 0; i < RACE_VISITS; i++) {
+		ret = io(r->fd, AWG_IOC_RING_VISIT, &v);
+		if (ret == -EINVAL)
+			r->einval++;
+		else
+			r->other++;
+	}
+	return NULL;
+}
+
+/*
+ * Two threads of one daemon visit at once: one with good empty tokens,
+ * one with refused tokens.  The kernel visits one token at a time, copies
+ * included, so a refused token never stands in for a checked one: every
+ * good visit returns an empty token and the refused frame is never
+ * applied.
+ */
+TEST_F(board, concurrent_visits)
+{
+	static uint8_t tok[AWG_TOKEN_MAX], out[AWG_TOKEN_MAX];
+	struct awg_token *h = (void *)tok, *o = (void *)out;
+	struct awg_ring_attach ra = { .node_id = 1, .nodes = 2 };
+	struct awg_ring_visit v = { .in = (uintptr_t)tok, .out = (uintptr_t)out,
+				    .out_cap = sizeof(out) };
+	uint8_t before[8], after[8];
+	struct racer r = { 0 };
+	int fd = open_api(), i, ok = 0, wrong = 0;
+	struct awg_stats s0, s1;
+	pthread_t t;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(8, pread(self->fd, before, 8, RACE_OFF));
+	ASSERT_EQ(0, io(fd, AWG_IOC_RING_ATTACH, &ra));
+	*h = (struct awg_token){ .magic = AWG_TOKEN_MAGIC,
+		.version = AWG_TOKEN_VERSION, .nodes = 2, .ring_id = 77,
+		.generation = 1, .live_mask = 3, .nframes = 0,
+		.len = sizeof(*h) };
+	v.in_len = h->len;
+	ASSERT_EQ(0, io(fd, AWG_IOC_RING_VISIT, &v));
+	s0 = stats(fd);
+	r.fd = fd;
+	ASSERT_EQ(0, pthread_create(&t, NULL, refused_visits, &r));
+	for (i = 0; i < RACE_VISITS; i++) {
+		v.out_len = 0;
+		if (io(fd, AWG_IOC_RING_VISIT, &v) == 0 &&
+		    v.out_len == sizeof(*o) && o->magic == AWG_TOKEN_MAGIC &&
+		    o->nframes == 0)
+			ok++;
+		else
+			wrong++;
+	}
+	pthread_join(t, NULL);
+	s1 = stats(fd);
+	close(fd);
+	EXPECT_EQ(RACE_VISITS, ok) {
+		TH_LOG("%d good visits failed or returned frames", wrong);
+	}
+	EXPECT_EQ(RACE_VISITS, r.einval) {
+		TH_LOG("%d refused visits ended otherwise", r.other);
+	}
+	EXPECT_EQ(RACE_VISITS, s1.bad_tokens - s0.bad_tokens);
+	EXPECT_EQ(s0.frames_recv, s1.frames_recv);
+	ASSERT_EQ(8, pread(self->fd, after, 8, RACE_OFF));
+	EXPECT_EQ(0, memcmp(before, after, 8));
 }
 
 TEST_F(board, mmap_rules)
