@@ -38,9 +38,15 @@ static int fmpl_round_enter(struct fmpl_ep *ep, struct fmpl_comm *c, u8 op,
 	__acquires(&ep->world->lock)
 {
 	struct fmpl_world *w = ep->world;
-	u32 seq = c->seq[c->rank_of[ep->rank]]++;
-	struct fmpl_round *r = &c->round[seq & 1];
+	struct fmpl_round *r;
+	u32 seq;
 	int ret;
+
+	/* Two threads of a rank must not take one number (nor lose one). */
+	spin_lock(&w->lock);
+	seq = c->seq[c->rank_of[ep->rank]]++;
+	spin_unlock(&w->lock);
+	r = &c->round[seq & 1];
 
 	ret = wait_event_killable(w->wq, fmpl_round_ready(w, c, r, seq)) ?
 	      -EINTR : 0;
@@ -300,6 +306,31 @@ static int fmpl_comm_install(struct fmpl_world *w, struct fmpl_comm *comm)
 }
 
 /*
+ * A split failed part way: every rank gets the error and no id, so take
+ * back the communicators it installed, or their slots stay taken until
+ * the world ends.  Nobody has looked them up.  Under the world lock.
+ */
+static void fmpl_split_undo_locked(struct fmpl_world *w, struct fmpl_comm *c,
+				   struct fmpl_round *r)
+{
+	struct fmpl_comm *nc;
+	u32 i, slot;
+
+	for (i = 0; i < c->size; i++) {
+		if (r->result[i] == FMPL_COMM_NULL)
+			continue;
+		slot = r->result[i] % FMPL_COMMS_MAX;
+		nc = rcu_dereference_protected(w->comms[slot],
+					       lockdep_is_held(&w->lock));
+		if (nc && nc->id == r->result[i]) {	/* not yet taken back */
+			RCU_INIT_POINTER(w->comms[slot], NULL);
+			fmpl_comm_put(nc);
+		}
+		r->result[i] = FMPL_COMM_NULL;
+	}
+}
+
+/*
  * All ranks of @c are in round @r with their keys: make one communicator
  * per key (ranks in @c's order) and give each rank its id.
  */
@@ -342,6 +373,8 @@ static void fmpl_split(struct fmpl_world *w, struct fmpl_comm *c,
 				r->result[j] = id;
 	}
 	spin_lock(&w->lock);
+	if (err)
+		fmpl_split_undo_locked(w, c, r);
 	r->error = err;
 	r->complete = true;
 	spin_unlock(&w->lock);

@@ -43,6 +43,8 @@ static void fmpl_req_free(struct fmpl_req *req)
 {
 	struct fmpl_world *w = req->world;
 
+	/* Still in its owner's spool_list: a later list_del writes here. */
+	WARN_ON_ONCE(!list_empty(&req->spool_node));
 	fmpl_unpin(&req->pg);
 	kfree(req->inline_data);
 	if (req->spool)
@@ -490,7 +492,9 @@ static void fmpl_leave_any(struct fmpl_world *w, struct fmpl_ep *ep)
 		list_for_each_entry_safe(req, tmp, &peer->any_sends, node) {
 			if (req->owner != ep)
 				continue;
+			/* Spooled (its sender returned): out of our spool. */
 			list_del_init(&req->node);
+			fmpl_spool_release_locked(req);
 			fmpl_req_put_locked(req);
 		}
 	}

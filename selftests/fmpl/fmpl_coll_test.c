@@ -6,7 +6,8 @@
  * every root and 0 B .. 1 MB, reduce (every root) and allreduce for every
  * predefined type and op and a user op, comm_create's even/odd split with
  * collectives and point to point on the new communicators, a negative key,
- * comm_free over many more communicators than a world holds at once.
+ * comm_free over many more communicators than a world holds at once, and
+ * a split that runs out of slots part way giving back what it took.
  */
 #define _GNU_SOURCE
 #include <complex.h>
@@ -492,6 +493,47 @@ TEST(comm_free_cycles_stale_ids_and_busy)
 
 	ASSERT_NE(NULL, sync);
 	RUN_RANKS(3, free_rank, sync);
+}
+
+/*
+ * A split that fails part way gives its slots back: with one free slot
+ * left, an even/odd split of two ranks installs the first communicator
+ * and finds no room for the second (FMPL_ERR_NOMEM, ENOSPC); the slot of
+ * the first must be free again for the next comm_create.
+ */
+static void full_rank(struct __test_metadata *_metadata, int rank, int size,
+		      void *arg)
+{
+	int comms[128], n = 0, ier, comm, ret, nsize;
+
+	(void)arg;
+	INIT(1);
+	while (n < 128) {
+		ret = fmpl_comm_create(&comms[n], 0, &ier);
+		if (ret != FMPL_SUCCESS)
+			break;
+		n++;
+	}
+	ASSERT_EQ(FMPL_ERR_NOMEM, ret);
+	ASSERT_EQ(ENOSPC, errno);
+	ASSERT_LT(1, n);
+	ASSERT_EQ(FMPL_SUCCESS, fmpl_comm_free(&comms[--n], &ier));
+	/* One slot free: the split needs two. */
+	ASSERT_EQ(FMPL_ERR_NOMEM, fmpl_comm_create(&comm, rank % 2, &ier));
+	ASSERT_EQ(ENOSPC, errno);
+	ASSERT_EQ(FMPL_SUCCESS, fmpl_comm_create(&comm, 0, &ier));
+	ASSERT_EQ(FMPL_SUCCESS, fmpl_comm_size(comm, &nsize, &ier));
+	ASSERT_EQ(size, nsize);
+	ASSERT_EQ(FMPL_SUCCESS, fmpl_barrier(comm, &ier));
+	ASSERT_EQ(FMPL_SUCCESS, fmpl_comm_free(&comm, &ier));
+	while (n)
+		ASSERT_EQ(FMPL_SUCCESS, fmpl_comm_free(&comms[--n], &ier));
+	FINALIZE();
+}
+
+TEST(comm_create_failing_part_way_gives_its_slots_back)
+{
+	RUN_RANKS(2, full_rank, NULL);
 }
 
 /* FMPL_COLL in the environment picks the path as fmpl_coll_mode does. */
