@@ -351,6 +351,7 @@ static void awg_append(struct awg_board *b, u8 **pos, u8 *end)
 	left -= awg_publish(b, pos, end, left);
 	while (left) {
 		struct awg_item *it;
+		bool gone;
 
 		spin_lock(&b->lock);
 		it = list_first_entry_or_null(&b->send, struct awg_item, node);
@@ -361,14 +362,30 @@ static void awg_append(struct awg_board *b, u8 **pos, u8 *end)
 		    list_first_entry(&b->dirty, struct awg_pstate,
 				     dirty)->ticket <= it->ticket_req)
 			it = NULL;	/* stores made before it go first */
+		/*
+		 * An event queued for a node of a larger ring than the one
+		 * attached since: on the token it would make every node
+		 * refuse the token.  Its sender gets EHOSTUNREACH.
+		 */
+		gone = it && it->f.type == AWG_FRAME_EVENT &&
+		       it->f.addr >= b->nodes && it->f.addr != AWG_NODE_ALL;
 		if (it) {
 			list_del(&it->node);
+			if (gone)
+				it->sub->error = -EHOSTUNREACH;
 			it->sub->pending--;
 			it->sub = NULL;
 		}
 		spin_unlock(&b->lock);
 		if (!it)
 			break;
+		if (gone) {
+			pr_warn_ratelimited("%s: event %u for node %llu dropped: the ring now has %u nodes\n",
+					    b->name, (u32)(it->f.aux >> 32),
+					    it->f.addr, b->nodes);
+			kfree(it);
+			continue;
+		}
 		if (it->f.type == AWG_FRAME_DATA) {
 			awg_apply(b, it->f.addr, it->data, it->f.len, true);
 		} else {
@@ -645,6 +662,10 @@ static int awg_submit(struct awg_board *b, struct list_head *items,
 		spin_unlock(&b->lock);
 		awg_free_list(items);
 	}
+	spin_lock(&b->lock);
+	if (!ret && sub->error)
+		ret = sub->error;
+	spin_unlock(&b->lock);
 	if (stalled) {
 		spin_lock(&b->lock);
 		b->stats.stalls++;

@@ -64,6 +64,7 @@ struct awg_pstate {
 /* A DMA write or an event waiting in its caller for the token. */
 struct awg_sub {
 	unsigned int pending;	/* its items not yet on the token */
+	int error;		/* an item dropped instead (under b->lock) */
 };
 
 /*

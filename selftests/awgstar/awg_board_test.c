@@ -4,7 +4,8 @@
  * raw ioctls (no libawgstar): the handshake, every ioctl and field fed
  * garbage with the errno uapi/linux/awgstar.h documents, mmap rules,
  * pointer stores captured and published by AWG_IOC_FLUSH, the DMA path
- * (ioctl and pwrite/pread) in 1 KiB frames, events, privileges, stores and
+ * (ioctl and pwrite/pread) in 1 KiB frames, events (one queued for a node
+ * a re-attached ring no longer has), privileges, stores and
  * writes from several threads at once, and the timing model: rotations
  * within 10% of 500 N + 5 L ns plus the token's line time, DMA writes no
  * faster than 170 MB/s.  Data is checked everywhere, through a second
@@ -480,6 +481,63 @@ TEST_F(board, concurrent_visits)
 	EXPECT_EQ(s0.frames_recv, s1.frames_recv);
 	ASSERT_EQ(8, pread(self->fd, after, 8, RACE_OFF));
 	EXPECT_EQ(0, memcmp(before, after, 8));
+}
+
+struct ev_sender {
+	int fd, ret;
+};
+
+static void *send_to_node_7(void *arg)
+{
+	struct ev_sender *s = arg;
+	struct awg_event ev = { .node = 7, .id = 1, .data = 9 };
+
+	s->ret = io(s->fd, AWG_IOC_EVENT_SEND, &ev);
+	return NULL;
+}
+
+/*
+ * An event queued for node 7 of a ring of 8 while the daemon attaches the
+ * board again to a ring of 4 (or it is alone in between): it is dropped
+ * and its sender gets EHOSTUNREACH.  On the new ring's token, node 7
+ * would make every node refuse the token.
+ */
+TEST_F(board, event_for_a_node_no_longer_on_the_ring)
+{
+	static uint8_t tok[AWG_TOKEN_MAX], out[AWG_TOKEN_MAX];
+	struct awg_token *h = (void *)tok, *o = (void *)out;
+	struct awg_ring_attach ra = { .node_id = 1, .nodes = 8 };
+	struct awg_ring_visit v = { .in = (uintptr_t)tok, .out = (uintptr_t)out,
+				    .out_cap = sizeof(out) };
+	struct ev_sender s = { .fd = self->fd, .ret = 1 };
+	int fd = open_api();
+	pthread_t t;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, io(fd, AWG_IOC_RING_ATTACH, &ra));
+	*h = (struct awg_token){ .magic = AWG_TOKEN_MAGIC,
+		.version = AWG_TOKEN_VERSION, .nodes = 8, .ring_id = 78,
+		.generation = 1, .live_mask = 0xff, .nframes = 0,
+		.len = sizeof(*h) };
+	v.in_len = h->len;
+	ASSERT_EQ(0, io(fd, AWG_IOC_RING_VISIT, &v));	/* node 7 is live */
+	ASSERT_EQ(0, pthread_create(&t, NULL, send_to_node_7, &s));
+	usleep(200000);		/* queued: no token comes */
+	close(fd);
+	fd = open_api();
+	ASSERT_LE(0, fd);
+	ra.nodes = 4;
+	ASSERT_EQ(0, io(fd, AWG_IOC_RING_ATTACH, &ra));
+	h->nodes = 4;
+	h->ring_id = 79;
+	h->live_mask = 0xf;
+	v.out_len = 0;
+	ASSERT_EQ(0, io(fd, AWG_IOC_RING_VISIT, &v));
+	pthread_join(t, NULL);
+	close(fd);
+	EXPECT_EQ(-EHOSTUNREACH, s.ret);
+	EXPECT_EQ(sizeof(*o), v.out_len);
+	EXPECT_EQ(0, o->nframes);
 }
 
 TEST_F(board, mmap_rules)
