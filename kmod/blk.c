@@ -216,7 +216,8 @@ static enum blk_eh_timer_return dlm_blk_timeout(struct request *rq)
 {
 	struct dlm_blk *b = rq->q->queuedata;
 
-	dlm_daemon_stalled("dlmb request unanswered", b->index);
+	dlm_daemon_stalled(b->sp->generation, "dlmb request unanswered",
+			   b->index);
 	return BLK_EH_DONE;
 }
 

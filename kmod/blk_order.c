@@ -20,9 +20,12 @@
  * conflicts with is left, so conflicting requests go in arrival order and
  * a write is not starved by a stream of reads.  The wait is bounded: an
  * entry waits only for earlier ones, the first of which is with the
- * daemon, and the waiting block request's timer runs meanwhile (it was
- * started), so after request_timeout_ms the daemon is declared gone,
- * which answers every request in flight with an error.
+ * daemon.  No block request's timer can end it: the queue is
+ * BLK_MQ_F_BLOCKING and blk-mq's timeout work first waits for every
+ * ->queue_rq() in progress (synchronize_srcu()), this wait included.  So
+ * the waiter looks at the requests' age itself (dlm_reqs_watchdog()):
+ * after request_timeout_ms the daemon is declared gone, which answers
+ * every request in flight with an error.
  *
  * Locking: order_lock (bh: answers may come from softirq) guards the list.
  */
@@ -34,6 +37,9 @@
 #include <linux/wait.h>
 
 #include "blk.h"
+
+/* How often a request waiting in the order looks at the requests' age. */
+#define DLM_BLK_ORDER_POLL	(HZ / 10)
 
 void dlm_blk_order_init(struct dlm_blk *b)
 {
@@ -92,8 +98,11 @@ void dlm_blk_order_begin(struct dlm_blk *b, struct dlm_blk_range *r,
 	if (blocked)
 		b->order_waits++;
 	spin_unlock_bh(&b->order_lock);
-	if (blocked)
-		wait_event(b->order_wait, dlm_blk_order_clear(b, r));
+	if (!blocked)
+		return;
+	while (!wait_event_timeout(b->order_wait, dlm_blk_order_clear(b, r),
+				   DLM_BLK_ORDER_POLL))
+		dlm_reqs_watchdog("a block request waiting for an overlap");
 }
 
 /* @r was answered (or never sent): the requests behind it may go. */

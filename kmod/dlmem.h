@@ -180,6 +180,8 @@ struct dlm_slot {
  * @refill: ASYNC: restores the reserve behind the faults (remote.c).
  * @keep_slot: the slot the last fault filled, not a victim for @refill.
  * @nr_resident: DLM pages currently resident (under @lock).
+ * @nr_quarantined: remote spaces: slots a failed daemon may still write
+ *	into, never used again (under @lock).
  * @slots: remote spaces: @budget_dpages slots.
  * @pool_first: remote spaces: first pool page of the space's region.
  * @hand: next slot the eviction policy looks at.
@@ -225,6 +227,7 @@ struct dlm_space {
 	struct work_struct refill;
 	u64 keep_slot;
 	u64 nr_resident;
+	u64 nr_quarantined;
 	struct dlm_slot *slots;
 	unsigned long pool_first;
 	u64 hand;
@@ -263,6 +266,8 @@ struct dlm_space {
  * @kept: a successful FETCH whose COMPLETE carried DLM_NL_F_KEPT.
  * @user_counted: counted in its space owner's transfers in flight.
  * @sent_ns: when it was sent (local_clock()).
+ * @gen: the generation of the daemon it was sent to, the only one that
+ *	may answer it.
  * @len: bytes to move (READ, WRITE, DISCARD); 0: the DLM page size.
  * @priv: the sender's, for its completion (blk.c: a struct dlm_blk_io).
  */
@@ -278,6 +283,7 @@ struct dlm_req {
 	bool kept;
 	bool user_counted;
 	u64 sent_ns;
+	u64 gen;
 	u32 len;
 	void *priv;
 };
@@ -325,10 +331,10 @@ struct dlm_req *dlm_req_send(u32 op, struct dlm_space *sp, u64 dpn,
 			     u64 slot);
 struct dlm_req *dlm_req_send_io(u32 op, struct dlm_space *sp, u64 dpn,
 				u64 slot, u32 len, void *priv);
-void dlm_daemon_stalled(const char *what, int index);
+void dlm_daemon_stalled(u64 gen, const char *what, int index);
 void dlm_req_put(struct dlm_req *req);
 void dlm_req_timed_out(struct dlm_req *req);
-void dlm_reqs_watchdog(void);
+void dlm_reqs_watchdog(const char *who);
 
 /* remote.c: remote spaces */
 int dlm_remote_init(void);

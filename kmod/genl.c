@@ -8,7 +8,9 @@
  * name a request in flight and carry 0 or a negative errno.  The daemon is
  * gone when it unregisters, when its socket is released (it died), or when
  * a request goes unanswered past request_timeout_ms; every request in
- * flight then fails, and programs waiting on one get SIGBUS.  A space
+ * flight to it then fails, and programs waiting on one get SIGBUS.  Each
+ * registration is a new generation: only the daemon a request was sent to
+ * may answer it, and declaring a daemon gone never touches a later one.  A space
  * belongs to the daemon that accepted its SPACE_NEW: requests about it
  * are never sent to a later daemon, which could not answer for its pages
  * (dlm_req_send_io() fails them with -ENOTCONN, as with no daemon).
@@ -31,6 +33,7 @@ static DEFINE_MUTEX(dlm_daemon_lock);
 static u32 dlm_daemon_portid;		/* 0: no daemon */
 static struct net *dlm_daemon_net;
 static u64 dlm_daemon_gen;		/* bumped at each registration */
+#define DLM_GEN_ANY	U64_MAX		/* dlm_daemon_gone(): whichever */
 
 static DEFINE_XARRAY_ALLOC(dlm_reqs);	/* requests in flight, by id */
 static u32 dlm_req_next;
@@ -76,23 +79,32 @@ void dlm_req_put(struct dlm_req *req)
 	kref_put(&req->ref, dlm_req_release);
 }
 
-/* Fail every request in flight: the daemon is gone.  No locks held. */
-static void dlm_daemon_gone(const char *why)
+/*
+ * The daemon of generation @gen is gone (DLM_GEN_ANY: whichever): fail
+ * its requests in flight.  A later daemon that registered meanwhile (this
+ * walk takes each space's lock and may be slow, and a waiter may find an
+ * old request late) is not touched, nor are its requests.  No locks held.
+ */
+static void dlm_daemon_gone(u64 gen, const char *why)
 {
 	struct dlm_req *req;
 	unsigned long id;
-	bool was;
+	bool was = false;
 
 	mutex_lock(&dlm_daemon_lock);
-	was = dlm_daemon_portid != 0;
-	dlm_daemon_portid = 0;
-	dlm_daemon_net = NULL;
+	if (gen == DLM_GEN_ANY || gen == dlm_daemon_gen) {
+		was = dlm_daemon_portid != 0;
+		dlm_daemon_portid = 0;
+		dlm_daemon_net = NULL;
+	}
 	mutex_unlock(&dlm_daemon_lock);
 	if (was)
 		pr_warn("daemon gone (%s): failing requests in flight; pages not resident are unavailable until spaces are set up again\n",
 			why);
 
 	xa_for_each(&dlm_reqs, id, req) {
+		if (gen != DLM_GEN_ANY && req->gen != gen)
+			continue;
 		if (xa_cmpxchg(&dlm_reqs, id, req, NULL, GFP_KERNEL) != req)
 			continue;
 		req->status = -EPIPE;
@@ -108,29 +120,34 @@ void dlm_req_timed_out(struct dlm_req *req)
 
 	snprintf(why, sizeof(why), "request %u (op %u) unanswered for %u ms",
 		 req->id, req->op, dlm_request_timeout_ms);
-	dlm_daemon_gone(why);
+	dlm_daemon_gone(req->gen, why);
 }
 
-/* A request of @what @index went unanswered past the timeout. */
-void dlm_daemon_stalled(const char *what, int index)
+/*
+ * A request of @what @index, sent to the daemon of generation @gen, went
+ * unanswered past the timeout.
+ */
+void dlm_daemon_stalled(u64 gen, const char *what, int index)
 {
 	char why[96];
 
 	snprintf(why, sizeof(why), "%s (%d) for %u ms", what, index,
 		 dlm_request_timeout_ms);
-	dlm_daemon_gone(why);
+	dlm_daemon_gone(gen, why);
 }
 
 /*
  * Declare the daemon gone if any request has been in flight for longer
- * than request_timeout_ms.  For waits that have no request of their own
- * to time (remote.c: every slot in transfer, or the owner's
- * max_user_requests reached): the requests they wait behind may have no
- * waiter at all (read-ahead, or their program was killed), and a daemon
- * that is alive but silent would otherwise keep such a wait polling for
- * ever.  Costs one walk of the requests in flight.
+ * than request_timeout_ms; @who waited (for the log).  For waits that
+ * have no request of their own to time (remote.c: every slot in
+ * transfer, or the owner's max_user_requests reached; blk_order.c: a
+ * block request behind an overlapping one): the requests they wait
+ * behind may have no waiter at all (read-ahead, or their program was
+ * killed) or no timer that can fire, and a daemon that is alive but
+ * silent would otherwise keep such a wait going for ever.  Costs one
+ * walk of the requests in flight.
  */
-void dlm_reqs_watchdog(void)
+void dlm_reqs_watchdog(const char *who)
 {
 	u64 limit = (u64)READ_ONCE(dlm_request_timeout_ms) * NSEC_PER_MSEC;
 	XA_STATE(xas, &dlm_reqs, 0);
@@ -138,7 +155,7 @@ void dlm_reqs_watchdog(void)
 	u32 id = 0, op = 0;
 	bool stale = false;
 	char why[96];
-	u64 now;
+	u64 now, gen = 0;
 
 	xa_lock(&dlm_reqs);
 	/* Every request in the table was sent before this. */
@@ -147,6 +164,7 @@ void dlm_reqs_watchdog(void)
 		if ((s64)(now - req->sent_ns) > (s64)limit) {
 			id = req->id;
 			op = req->op;
+			gen = req->gen;
 			stale = true;
 			break;
 		}
@@ -155,9 +173,9 @@ void dlm_reqs_watchdog(void)
 	if (!stale)
 		return;
 	snprintf(why, sizeof(why),
-		 "request %u (op %u) unanswered for %u ms, found by a waiting fault",
-		 id, op, dlm_request_timeout_ms);
-	dlm_daemon_gone(why);
+		 "request %u (op %u) unanswered for %u ms, found by %s",
+		 id, op, dlm_request_timeout_ms, who);
+	dlm_daemon_gone(gen, why);
 }
 
 static int dlm_req_fill(struct sk_buff *msg, struct dlm_req *req,
@@ -267,6 +285,7 @@ struct dlm_req *dlm_req_send_io(u32 op, struct dlm_space *sp, u64 dpn,
 		ret = -ENOTCONN;
 		goto free_msg;
 	}
+	req->gen = dlm_daemon_gen;
 	/*
 	 * In the table before the daemon can be declared gone, so that
 	 * dlm_daemon_gone() (which clears the port under the lock first)
@@ -365,24 +384,28 @@ unlock:
 	return ret;
 }
 
-static bool dlm_nl_from_daemon(struct genl_info *info)
+/* From the registered daemon?  If so, *@gen is its generation. */
+static bool dlm_nl_from_daemon(struct genl_info *info, u64 *gen)
 {
 	bool ok;
 
 	mutex_lock(&dlm_daemon_lock);
 	ok = dlm_daemon_portid && info->snd_portid == dlm_daemon_portid &&
 	     net_eq(genl_info_net(info), dlm_daemon_net);
+	*gen = dlm_daemon_gen;
 	mutex_unlock(&dlm_daemon_lock);
 	return ok;
 }
 
 static int dlm_nl_unregister(struct sk_buff *skb, struct genl_info *info)
 {
-	if (!dlm_nl_from_daemon(info)) {
+	u64 gen;
+
+	if (!dlm_nl_from_daemon(info, &gen)) {
 		GENL_SET_ERR_MSG(info, "not the registered daemon");
 		return -EPERM;
 	}
-	dlm_daemon_gone("unregistered");
+	dlm_daemon_gone(gen, "unregistered");
 	return 0;
 }
 
@@ -390,10 +413,10 @@ static int dlm_nl_complete(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dlm_req *req;
 	u32 flags = 0;
-	u64 id;
+	u64 id, gen;
 	s32 status;
 
-	if (!dlm_nl_from_daemon(info)) {
+	if (!dlm_nl_from_daemon(info, &gen)) {
 		GENL_SET_ERR_MSG(info, "not the registered daemon");
 		return -EPERM;
 	}
@@ -415,7 +438,14 @@ static int dlm_nl_complete(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (id > U32_MAX)
 		return -ENOENT;
-	req = xa_erase(&dlm_reqs, id);
+	/* Only the daemon a request was sent to may answer it. */
+	xa_lock(&dlm_reqs);
+	req = xa_load(&dlm_reqs, id);
+	if (req && req->gen == gen)
+		__xa_erase(&dlm_reqs, id);
+	else
+		req = NULL;
+	xa_unlock(&dlm_reqs);
 	if (!req) {
 		GENL_SET_ERR_MSG(info, "no such request in flight");
 		return -ENOENT;
@@ -470,15 +500,17 @@ static int dlm_nl_notify(struct notifier_block *nb, unsigned long state,
 {
 	struct netlink_notify *n = data;
 	bool ours;
+	u64 gen;
 
 	if (state != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC)
 		return NOTIFY_DONE;
 	mutex_lock(&dlm_daemon_lock);
 	ours = dlm_daemon_portid && n->portid == dlm_daemon_portid &&
 	       net_eq(n->net, dlm_daemon_net);
+	gen = dlm_daemon_gen;
 	mutex_unlock(&dlm_daemon_lock);
 	if (ours)
-		dlm_daemon_gone("its socket was closed");
+		dlm_daemon_gone(gen, "its socket was closed");
 	return NOTIFY_DONE;
 }
 
@@ -503,5 +535,5 @@ void dlm_genl_exit(void)
 {
 	genl_unregister_family(&dlm_genl);
 	netlink_unregister_notifier(&dlm_nl_notifier);
-	dlm_daemon_gone("module unloading");
+	dlm_daemon_gone(DLM_GEN_ANY, "module unloading");
 }

@@ -109,10 +109,13 @@ static bool dlm_slot_test_clear_dirty(struct dlm_space *sp, u64 k)
 	return dirty;
 }
 
-static void dlm_xa_set(struct dlm_space *sp, u64 dpn, unsigned long v)
+/*
+ * Value entries need no allocation beyond the xarray's nodes, and
+ * replacing an entry needs none: only a first touch can fail (-ENOMEM).
+ */
+static int dlm_xa_set(struct dlm_space *sp, u64 dpn, unsigned long v)
 {
-	/* Value entries need no allocation beyond the xarray's nodes. */
-	xa_store(&sp->dpages, dpn, xa_mk_value(v), GFP_KERNEL);
+	return xa_err(xa_store(&sp->dpages, dpn, xa_mk_value(v), GFP_KERNEL));
 }
 
 /*
@@ -314,8 +317,12 @@ void dlm_remote_complete(struct dlm_req *req)
 		 * The data is gone.  If the daemon itself failed it may still
 		 * be writing into these frames: never reuse them.
 		 */
-		slot->state = req->status == -EPIPE ? DLM_SLOT_QUARANTINE :
-						      DLM_SLOT_FREE;
+		if (req->status == -EPIPE) {
+			slot->state = DLM_SLOT_QUARANTINE;
+			sp->nr_quarantined++;
+		} else {
+			slot->state = DLM_SLOT_FREE;
+		}
 		slot->holds_val = false;
 		dlm_xa_set(sp, req->dpn, DLM_XA_LOST);
 		sp->nr_resident--;
@@ -679,7 +686,7 @@ static vm_fault_t dlm_fault_wait(struct vm_fault *vmf, struct dlm_space *sp,
 		 */
 		left = wait_event_killable_timeout(sp->wq, false,
 						   msecs_to_jiffies(10));
-		dlm_reqs_watchdog();
+		dlm_reqs_watchdog("a waiting fault");
 	}
 	dlm_space_put(sp);
 	if (may_retry)
@@ -751,6 +758,12 @@ again:
 			      e && v >= DLM_XA_FILL0 ?
 			      sp->fill_vals[v - DLM_XA_FILL0] : 0);
 	if (k == DLM_NO_SLOT) {
+		if (sp->nr_quarantined == sp->budget_dpages) {
+			/* Nothing will ever free one: do not wait for it. */
+			ret = dlm_remote_sigbus(sp, dpn,
+						"no usable local frame: a failed daemon's fetches left them all quarantined, set the space up again");
+			goto unlock;
+		}
 		if (sp->evict_failed) {
 			sp->evict_failed = false;
 			ret = dlm_remote_sigbus(sp, dpn,
@@ -796,7 +809,12 @@ again:
 		slot->ahead = false;
 		slot->copy = e ? DLM_COPY_FILL : DLM_COPY_ZERO;
 		slot->ready_ns = 0;
-		dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
+		if (dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k)) {
+			slot->state = DLM_SLOT_FREE;	/* nothing names it */
+			slot->holds_val = false;
+			ret = VM_FAULT_OOM;
+			goto unlock;
+		}
 		sp->nr_resident++;
 		dlm_count(&sp->populates, &dlm_totals.populates);
 		dlm_refill_behind(sp, k);	/* nothing to overlap */

@@ -10,7 +10,8 @@
 # compare), swap under a cgroup memory limit with stress-ng verifying its
 # memory, garbage in the ioctls, dlmd killed under fio: I/O errors
 # within a bounded time, no hang, and the device stays failed under a new
-# dlmd; and dlmd killed while a program is swapped out to the device: the
+# dlmd; dlmd stopped with a read waiting behind an unanswered write of the
+# same block: EIO within a bounded time; and dlmd killed while a program is swapped out to the device: the
 # program gets SIGBUS, swapoff and blk-del still work.  Needs root and
 # dlmem.ko built with CONFIG_DLMEM_BLK.  TAP output.
 set -uo pipefail
@@ -102,7 +103,7 @@ fio_verify() {
 		>"$tmp/$name.err" 2>&1
 }
 
-echo "1..32"
+echo "1..33"
 
 out=$("$ctl" blk-add 16M 2>&1)
 rc=$?
@@ -328,6 +329,54 @@ if "$ctl" blk-del 0 && [[ ! -e $dev ]]; then
 else
 	notok "the failed device is removed"
 fi
+
+# dlmd stopped (registered, alive, silent) with a write in flight and a
+# read of the same block waiting behind it in the overlap order
+# (kmod/blk_order.c).  blk-mq's timeout work cannot run while a
+# ->queue_rq() sleeps there, so the waiting read must look at the
+# requests' age itself: both end in EIO within about request_timeout_ms.
+# stalled_overlap: 0 if so; prints what it saw.
+stalled_overlap() {
+	local w r start ms wrc rrc
+	"$ctl" blk-add 16M -q 4 >/dev/null || return 1
+	dd if="$tmp/pattern" of=$dev bs=1M count=1 oflag=direct status=none || return 1
+	echo 1000 >$params/request_timeout_ms
+	kill -STOP "$dlmd"
+	dd if="$tmp/pattern" of=$dev bs=4k count=1 seek=1 oflag=direct \
+		status=none 2>"$tmp/stall-w.err" & w=$!
+	sleep 0.3	# the write is with the (stopped) daemon
+	start=$(date +%s%N)
+	dd if=$dev of=/dev/null bs=4k count=1 skip=1 iflag=direct \
+		status=none 2>"$tmp/stall-r.err" & r=$!
+	for _ in $(seq 300); do
+		kill -0 $w 2>/dev/null || kill -0 $r 2>/dev/null || break
+		sleep 0.1
+	done
+	ms=$((($(date +%s%N) - start) / 1000000))
+	if kill -0 $w 2>/dev/null || kill -0 $r 2>/dev/null; then
+		echo "still waiting after $ms ms"
+		return 1
+	fi
+	wait $w; wrc=$?
+	wait $r; rrc=$?
+	echo "write exit $wrc, read exit $rrc, $ms ms"
+	((wrc != 0 && rrc != 0 && ms < 10000)) &&
+		dmesg | tail -20 | grep -q "found by a block request waiting for an overlap"
+}
+params=/sys/module/dlmem/parameters
+old_timeout=$(cat $params/request_timeout_ms)
+if out=$(stalled_overlap); then
+	ok "dlmd stopped, a read waiting behind an unanswered write: both EIO, bounded ($out)"
+else
+	notok "dlmd stopped, a read waiting behind an unanswered write: $out"
+	diag "$tmp/stall-r.err"
+fi
+echo "$old_timeout" >$params/request_timeout_ms
+kill -KILL "$dlmd" 2>/dev/null
+kill -CONT "$dlmd" 2>/dev/null
+wait "$dlmd" 2>/dev/null
+"$ctl" blk-del 0 2>/dev/null
+start_dlmd "$tmp/dlmd3.log" || notok "a new dlmd registers after the stall"
 # dlmd killed while a program's memory is swapped out to /dev/dlmbN.  The
 # cgroup has memory.high, not memory.max: reclaim (the same swap-out path
 # kswapd takes) runs in the program's context, and failed swap writes

@@ -13,6 +13,7 @@ make it misbehave on purpose, to test that the kernel never trusts it:
   fail-fetch answer FETCH with -EIO (a lost memory server)
   crash-after:N  serve N requests, then exit abruptly (os._exit)
   stall-after:N  serve N requests, then stay registered but silent
+  stall-fetch  serve every request but FETCH, which it never answers
   keep       keep a page's copy at FETCH and say so (DLM_NL_F_KEPT);
              honour DROP of a kept page, refuse any other with -ESTALE
   keep-refuse  say KEPT but release the copy anyway and refuse every
@@ -185,6 +186,8 @@ def main():
             if served == crash_after:
                 os._exit(3)
             if served == stall_after:
+                continue
+            if args.mode == 'stall-fetch' and op == OP_FETCH:
                 continue
             served += 1
             if args.mode == 'garbage':

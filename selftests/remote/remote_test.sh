@@ -26,7 +26,7 @@ if ! command -v python3 >/dev/null; then
 	echo "1..0 # SKIP needs python3 for fake_dlmd.py"
 	exit $KSFT_SKIP
 fi
-echo "1..52"
+echo "1..53"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
@@ -337,6 +337,39 @@ else
 fi
 echo 0 >$params/max_user_requests
 kill -CONT "$daemon" 2>/dev/null
+# Every slot quarantined: a space of one slot whose FETCH goes unanswered
+# (the fake serves everything but FETCH).  The fault's wait times out,
+# the daemon is declared gone, and the slot it may still write into is
+# quarantined for good.  The faults after that (dlm_rw -s survives SIGBUS
+# page by page) must get SIGBUS at once, not poll for a slot that nothing
+# will ever free.
+all_quarantined() {
+	local p='' start ms
+	trap 'kill -KILL $p 2>/dev/null; trap - RETURN' RETURN
+	healthy_timeout		# until the program has written
+	start_daemon stall-fetch || return 1
+	"$rw" -s "$tmp/svq" -t 8 -b 1024 -p 1024 >"$tmp/q" 2>&1 & p=$!
+	wait_file "$tmp/svq.written" || return 1
+	short_timeout
+	start=$(date +%s%N)
+	touch "$tmp/svq.go"	# page 0's FETCH: unanswered
+	for _ in $(seq 300); do kill -0 $p 2>/dev/null || break; sleep 0.1; done
+	ms=$((($(date +%s%N) - start) / 1000000))
+	if kill -0 $p 2>/dev/null; then
+		echo "# still faulting after $ms ms"
+		return 1
+	fi
+	wait $p
+	echo "# status $? in $ms ms: $(cat "$tmp/q")"
+	p=''
+	[[ $(cat "$tmp/q") =~ intact=0\ lost=8\ wrong=0 ]] && ((ms < 10000))
+}
+if all_quarantined >"$tmp/aq" 2>&1 &&
+   dmesg | tail -20 | grep -q "no usable local frame"; then
+	ok "every slot quarantined after the daemon failed: SIGBUS at once $(grep '^#' "$tmp/aq" | tr -d '#')"
+else
+	notok "every slot quarantined after the daemon failed: SIGBUS at once: $(tr '\n' ' ' <"$tmp/aq")"
+fi
 start_daemon silent
 timed "silent daemon: DLM_IOC_SETUP fails (ETIMEDOUT), bounded" 2 10 "$rw" -t 8 -b 1024 -p 1024
 if start_daemon normal; then ok "a new daemon replaces the silent one"
