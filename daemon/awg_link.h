@@ -14,6 +14,8 @@
 
 #define AWG_HELLO_MAGIC		0x48475741U	/* "AWGH" */
 #define AWG_HELLO_VERSION	1
+/* A connection's hello must come within this (the hub listens on). */
+#define AWG_HELLO_TIMEOUT_MS	5000
 
 /* What a node says when it joins (TCP: first message; verbs: private data). */
 struct awg_hello {
@@ -53,7 +55,9 @@ struct awg_listener {
 
 /*
  * transport "tcp" or "verbs".  Listen on A; accept one node within
- * timeout_ms: 0 with *out and its hello, -ETIMEDOUT, -errno (ERR set).
+ * timeout_ms: 0 with *out and its hello, -ETIMEDOUT, -EAGAIN when one
+ * peer's connection failed (no hello within AWG_HELLO_TIMEOUT_MS; ERR
+ * says why: accept again), -errno (ERR set).
  */
 int awg_listen(const char *transport, const struct netaddr *a,
 	       struct awg_listener *ls, char *err, size_t errlen);

@@ -71,6 +71,7 @@ static int tcp_recv(struct awg_link *l, void *buf, uint32_t cap, uint32_t *len,
 	struct tcp_link *t = (struct tcp_link *)l;
 	struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
 	long long deadline;
+	uint32_t n;
 	int r;
 
 	r = poll(&pfd, 1, timeout_ms);
@@ -79,11 +80,14 @@ static int tcp_recv(struct awg_link *l, void *buf, uint32_t cap, uint32_t *len,
 	if (!r)
 		return -ETIMEDOUT;
 	deadline = awg_now_ms() + 60000;
-	r = io_all(t->fd, len, sizeof(*len), 0, deadline);
-	if (!r && *len > cap)
+	/* *len only changes on success: the peer's length is not trusted. */
+	r = io_all(t->fd, &n, sizeof(n), 0, deadline);
+	if (!r && n > cap)
 		r = -EMSGSIZE;
 	if (!r)
-		r = io_all(t->fd, buf, *len, 0, deadline);
+		r = io_all(t->fd, buf, n, 0, deadline);
+	if (!r)
+		*len = n;
 	/* Out of step now: the link cannot be used again. */
 	return r == -ETIMEDOUT ? -EPROTO : r;
 }
@@ -126,7 +130,9 @@ int awg_tcp_accept(struct awg_listener *ls, int timeout_ms,
 		   size_t errlen)
 {
 	struct pollfd pfd = { .fd = ls->fd, .events = POLLIN };
-	long long deadline = awg_now_ms() + timeout_ms;
+	long long deadline = awg_now_ms() +
+			     (timeout_ms < AWG_HELLO_TIMEOUT_MS ? timeout_ms :
+			      AWG_HELLO_TIMEOUT_MS);
 	struct awg_link *l;
 	int fd, r;
 
@@ -148,9 +154,10 @@ int awg_tcp_accept(struct awg_listener *ls, int timeout_ms,
 	}
 	r = io_all(fd, hello, sizeof(*hello), 0, deadline);
 	if (r) {
+		/* That peer only: the listener goes on. */
 		snprintf(err, errlen, "%s: no hello: %s", l->peer, strerror(-r));
 		l->ops->close(l);
-		return r;
+		return -EAGAIN;
 	}
 	*out = l;
 	return 0;

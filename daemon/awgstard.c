@@ -242,7 +242,7 @@ static int run_hub(int fd, const struct opts *o)
 	struct netaddr addr;
 	char err[512] = "";
 	const char *perr;
-	int r, i, rc = 1, fresh = 1;
+	int r, i, rc = 1, fresh = 1, last = 0;
 
 	perr = netaddr_parse(o->listen, &addr, 0);
 	if (perr) {
@@ -260,8 +260,11 @@ static int run_hub(int fd, const struct opts *o)
 		*err = 0;
 		r = awg_accept(&ls, o->join_timeout_ms, AWG_TOKEN_MAX, &l, &h, err,
 			       sizeof(err));
-		if (r == -EAGAIN)
+		if (r == -EAGAIN) {	/* one peer failed, not the listener */
+			if (*err)
+				log_warn("refused a connection", "err=\"%s\"", err);
 			continue;
+		}
 		if (r) {
 			log_error("the ring did not form", "joined=%u nodes=%d err=\"%s\"",
 				  joined, o->nodes, err);
@@ -292,12 +295,23 @@ static int run_hub(int fd, const struct opts *o)
 	while (!stop) {
 		r = fresh ? visit(fd, NULL, 0, b, &len, AWG_VISIT_NEW, live, ring_id) :
 			    visit(fd, a, len, b, &len, 0, 0, 0);
+		if (r == -EINVAL && !fresh && last) {
+			/* Its token is refused: that node goes, not the ring. */
+			log_warn("node sent a token the board refuses", "node=%d action=\"new token without it\"",
+				 last);
+			link[last]->ops->close(link[last]);
+			link[last] = NULL;
+			live &= ~(1U << last);
+			fresh = 1;
+			continue;
+		}
 		if (r) {
 			log_error("the board refused the token", "err=\"%s\"",
 				  strerror(-r));
 			goto out;
 		}
 		fresh = 0;
+		last = 0;
 		for (i = 1; i < o->nodes && !fresh && !stop; i++) {
 			if (!link[i])
 				continue;
@@ -313,8 +327,10 @@ static int run_hub(int fd, const struct opts *o)
 				live &= ~(1U << i);
 				fresh = 1;
 			}
+			last = i;
 		}
-		memcpy(a, b, len);
+		if (!fresh)	/* else b and len are a failed reply's */
+			memcpy(a, b, len);
 	}
 	rc = 0;
 out:

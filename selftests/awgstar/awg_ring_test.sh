@@ -13,7 +13,9 @@
 # the others notice, drop it, keep identical replicas and refuse events
 # to it (EHOSTUNREACH); libawgstar's awg_barrier() retried after
 # ETIMEDOUT while one node's program or daemon is stopped for 2 s, the
-# nodes kept in step.  At the end the module is reloaded as
+# nodes kept in step; the hub refusing a peer that sends no hello and
+# dropping nodes that reply with an impossible length or a token its
+# board refuses.  At the end the module is reloaded as
 # run-in-vm.sh left it (one board).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -269,6 +271,71 @@ else
 	skip "no ring"
 	skip "no ring"
 fi
+
+# The hub against bogus peers (two fake nodes in Python): a connection
+# that closes before its hello is refused and the ring still forms; node 1
+# answers the token with a length no token has (0xffffffff) and is
+# dropped; node 2 answers with 64 bytes the board refuses as a token and
+# is dropped; the hub goes on alone.  Before 2026-12-02 the first ended
+# the hub's join, the second made it copy 4 GiB between two 68 KB
+# buffers, the third made it exit.
+bogus_peers() {
+	local port=$((20000 + RANDOM % 20000)) hub
+	fresh || return 1
+	"$AWG_BIN/awgstard" --node 0 --nodes 3 --listen "127.0.0.1:$port" \
+		--device "$(awg_dev 0)" >"$AWG_LOG/bogus.log" 2>&1 &
+	hub=$!
+	AWG_PIDS=("$hub")
+	python3 - "$port" <<'PY' || return 1
+import socket, struct, sys, time
+port = int(sys.argv[1])
+
+
+def conn():
+    for _ in range(100):
+        try:
+            return socket.create_connection(('127.0.0.1', port), timeout=30)
+        except OSError:
+            time.sleep(0.1)
+    sys.exit('the hub does not listen')
+
+
+def node(i):
+    s = conn()
+    s.sendall(struct.pack('=IIII', 0x48475741, 1, i, 3))    # node i of 3
+    return s
+
+
+def token(s):
+    n = struct.unpack('=I', s.recv(4, socket.MSG_WAITALL))[0]
+    s.recv(n, socket.MSG_WAITALL)
+
+
+conn().close()                      # no hello at all
+n1, n2 = node(1), node(2)
+token(n1)
+n1.sendall(b'\xff\xff\xff\xff')      # a length no token has
+token(n2)                           # the new token, without node 1
+n2.sendall(struct.pack('=I', 64) + bytes(64))   # not a token
+time.sleep(1)
+PY
+	for _ in $(seq 50); do
+		grep -q "refuses" "$AWG_LOG/bogus.log" && break
+		sleep 0.1
+	done
+	sleep 0.5
+	kill -0 "$hub" && grep -q "refused a connection" "$AWG_LOG/bogus.log" &&
+		grep -q "node left the ring.*node=1" "$AWG_LOG/bogus.log" &&
+		grep -q "node sent a token the board refuses.*node=2" "$AWG_LOG/bogus.log" &&
+		[[ $(awg_show 0 live_mask) == 0x1 ]]
+}
+if bogus_peers; then
+	ok "hub: a peer without a hello refused, a node replying a 4 GiB token and one replying garbage dropped, the hub goes on alone"
+else
+	notok "hub against bogus peers"
+	sed 's/^/#   /' "$AWG_LOG/bogus.log"
+fi
+awg_ring_stop
 
 # RDMA verbs between the boards (soft-RoCE).
 if ! modprobe rdma_rxe 2>/dev/null; then
