@@ -234,8 +234,13 @@ static void ext_ack_msg(struct nlmsgerr *e, char *buf, size_t len)
 	buf[0] = '\0';
 	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
 		return;
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED)) {
+		/* The echoed request, whole: its length must make sense. */
+		if (e->msg.nlmsg_len < NLMSG_HDRLEN ||
+		    e->msg.nlmsg_len > nlh->nlmsg_len)
+			return;
 		off += NLMSG_ALIGN(e->msg.nlmsg_len) - NLMSG_HDRLEN;
+	}
 	rest = (int)nlh->nlmsg_len - NLMSG_HDRLEN - (int)off;
 	if (rest <= 0 || nla_parse(tb, NLMSGERR_ATTR_MAX,
 				   (struct nlattr *)((char *)e + off), rest, NULL))

@@ -673,6 +673,12 @@ int mirror_open(struct tconn **out, const struct transport_ops *inner,
 		*size = sz[0] < sz[1] ? sz[0] : sz[1];
 	else
 		*size = m->side[0] ? sz[0] : sz[1];
+	/*
+	 * No more than the memfile gives the pair: a server's HELLO size
+	 * must not size (and lock: mlockall) the resync bitmaps.
+	 */
+	if (opts->want_size && *size > opts->want_size)
+		*size = opts->want_size;
 	m->size = *size;
 	m->nchunks = (m->size + RESYNC_CHUNK - 1) / RESYNC_CHUNK;
 	m->dirty = calloc(m->nchunks ? m->nchunks : 1, sizeof(*m->dirty));

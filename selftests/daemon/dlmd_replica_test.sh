@@ -7,8 +7,9 @@
 # run - loses nothing and nothing reads back wrong; killing the second too
 # fails that space's stored pages cleanly (SIGBUS, no hang); a killed
 # server restarted on its address rejoins its pair (resynchronised while
-# another run writes), after which killing the other loses nothing; an
-# odd number of servers is refused.  Root and dlmem.ko (the VM).  TAP
+# another run writes), after which killing the other loses nothing;
+# servers advertising far more than the memfile gives them do not size
+# dlmd's locked memory; an odd number of servers is refused.  Root and dlmem.ko (the VM).  TAP
 # output.
 #
 # Over tcp on 127.0.0.1 by default.  selftests/verbs/verbs_replica_test.sh
@@ -31,7 +32,7 @@ listen=${DLM_REPLICA_LISTEN:-127.0.0.1}
 connect=${DLM_REPLICA_CONNECT:-127.0.0.1}
 MS_LISTEN=$listen:0
 MS_EXTRA=(--transport "$transport")
-echo "1..10"
+echo "1..11"
 echo "# transport $transport: servers on $listen, reached at $connect"
 
 dlmd=
@@ -228,6 +229,38 @@ else
 	notok "third pair or its survey did not start"
 	skip "then server B killed"
 	skip "the run that wrote during the copy"
+fi
+
+# A pair whose servers advertise far more than the memfile gives it
+# (64 TiB each, mapped MAP_NORESERVE): the resync bitmaps are sized by
+# what the pair is used for, not by the servers' word.  dlmd locks its
+# memory (mlockall); before 2026-12-02 these bitmaps took 128 MB of it
+# here (a byte per MB each, two of them), 2 GB with 1 PiB servers.
+# locked_with MB: dlmd's VmLck (kB) with a pair of MB-sized servers.
+locked_with() {
+	local a b pa='' pb='' lck=0
+	if start_memserver "lck$1-a" "$1" && a=$MS_PORT pa=$MS_PID &&
+	   start_memserver "lck$1-b" "$1" && b=$MS_PORT pb=$MS_PID &&
+	   printf '16\n64 %s:%s\n64 %s:%s\n' "$connect" "$a" "$connect" \
+		"$b" >"$tmp/lck$1.memfile" &&
+	   start_dlmd "lck$1.dlmd" "$tmp/lck$1.memfile" --replicas 2 \
+		--transport tcp; then
+		dlmd=$DLMD_PID
+		lck=$(awk '/^VmLck/ {print $2}' "/proc/$dlmd/status")
+		grep -q "will not rejoin" "$tmp/lck$1.dlmd.log" && lck=999999999
+		stop_dlmd
+	fi
+	kill -TERM $pa $pb 2>/dev/null
+	echo "${lck:-0}"
+	((lck > 0))
+}
+if [[ $transport != tcp ]]; then
+	skip "a pair of 64 TiB servers: tcp only (a verbs server registers all its memory)"
+elif base=$(locked_with 64) && huge=$(locked_with $((1 << 26))) &&
+     ((base > 0 && huge < base + 16384)); then
+	ok "a pair of servers advertising 64 TiB each: dlmd locks $((huge >> 10)) MB, $((base >> 10)) MB with 64 MB servers"
+else
+	notok "a pair of servers advertising 64 TiB each: dlmd locks ${huge:-?} kB, ${base:-?} kB with 64 MB servers"
 fi
 
 start_memserver odd 16 && printf '8\n16 %s:%s\n' "$connect" "$MS_PORT" >"$tmp/odd.memfile"
