@@ -9,11 +9,12 @@
  * gone when it unregisters, when its socket is released (it died), or when
  * a request goes unanswered past request_timeout_ms; every request in
  * flight to it then fails, and programs waiting on one get SIGBUS.  Each
- * registration is a new generation: only the daemon a request was sent to
- * may answer it, and declaring a daemon gone never touches a later one.  A space
- * belongs to the daemon that accepted its SPACE_NEW: requests about it
- * are never sent to a later daemon, which could not answer for its pages
- * (dlm_req_send_io() fails them with -ENOTCONN, as with no daemon).
+ * registration is a new generation: only the daemon a request was sent
+ * to may answer it, and declaring a daemon gone never touches a later
+ * one.  A space belongs to the daemon that accepted its SPACE_NEW:
+ * requests about it are never sent to a later daemon, which could not
+ * answer for its pages (dlm_req_send_io() fails them with -ENOTCONN, as
+ * with no daemon).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
