@@ -87,6 +87,17 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A daemon's token header: generation 1, every one of @nodes live. */
+static struct awg_token token_header(uint32_t nodes, uint32_t ring_id,
+				     uint32_t nframes, uint32_t len)
+{
+	return (struct awg_token){ .magic = AWG_TOKEN_MAGIC,
+		.version = AWG_TOKEN_VERSION, .nodes = nodes,
+		.ring_id = ring_id, .generation = 1,
+		.live_mask = (1U << nodes) - 1, .nframes = nframes,
+		.len = len };
+}
+
 FIXTURE(board) {
 	int fd;
 	struct awg_info info;
@@ -300,10 +311,7 @@ TEST_F(board, bad_tokens)
 	s0 = stats(fd);
 	for (i = 0; i < 12; i++) {
 		memset(tok, 0, sizeof(struct awg_token) + sizeof(*f) + 8);
-		*h = (struct awg_token){ .magic = AWG_TOKEN_MAGIC,
-			.version = AWG_TOKEN_VERSION, .nodes = 2, .ring_id = 77,
-			.generation = 1, .live_mask = 3, .nframes = 1,
-			.len = sizeof(*h) + sizeof(*f) + 8 };
+		*h = token_header(2, 77, 1, sizeof(*h) + sizeof(*f) + 8);
 		*f = (struct awg_frame){ .type = AWG_FRAME_DATA, .origin = 0,
 			.len = 8, .seq = 1, .addr = 0 };
 		switch (i) {
@@ -407,10 +415,8 @@ static void *refused_visits(void *arg)
 				    .out_cap = sizeof(out) };
 	int i, ret;
 
-	*h = (struct awg_token){ .magic = AWG_TOKEN_MAGIC + 1,
-		.version = AWG_TOKEN_VERSION, .nodes = 2, .ring_id = 77,
-		.generation = 1, .live_mask = 3, .nframes = 1,
-		.len = sizeof(*h) + sizeof(*f) + 8 };
+	*h = token_header(2, 77, 1, sizeof(*h) + sizeof(*f) + 8);
+	h->magic++;
 	*f = (struct awg_frame){ .type = AWG_FRAME_DATA, .origin = 0,
 		.len = 8, .seq = 1, .addr = RACE_OFF };
 	memset(f + 1, 0xab, 8);
@@ -450,10 +456,7 @@ TEST_F(board, concurrent_visits)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(8, pread(self->fd, before, 8, RACE_OFF));
 	ASSERT_EQ(0, io(fd, AWG_IOC_RING_ATTACH, &ra));
-	*h = (struct awg_token){ .magic = AWG_TOKEN_MAGIC,
-		.version = AWG_TOKEN_VERSION, .nodes = 2, .ring_id = 77,
-		.generation = 1, .live_mask = 3, .nframes = 0,
-		.len = sizeof(*h) };
+	*h = token_header(2, 77, 0, sizeof(*h));
 	v.in_len = h->len;
 	ASSERT_EQ(0, io(fd, AWG_IOC_RING_VISIT, &v));
 	s0 = stats(fd);
@@ -515,10 +518,7 @@ TEST_F(board, event_for_a_node_no_longer_on_the_ring)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, io(fd, AWG_IOC_RING_ATTACH, &ra));
-	*h = (struct awg_token){ .magic = AWG_TOKEN_MAGIC,
-		.version = AWG_TOKEN_VERSION, .nodes = 8, .ring_id = 78,
-		.generation = 1, .live_mask = 0xff, .nframes = 0,
-		.len = sizeof(*h) };
+	*h = token_header(8, 78, 0, sizeof(*h));
 	v.in_len = h->len;
 	ASSERT_EQ(0, io(fd, AWG_IOC_RING_VISIT, &v));	/* node 7 is live */
 	ASSERT_EQ(0, pthread_create(&t, NULL, send_to_node_7, &s));

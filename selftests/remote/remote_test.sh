@@ -294,16 +294,32 @@ wait_file() {
 	for _ in $(seq 600); do [[ -e $1 ]] && return 0; sleep 0.1; done
 	return 1
 }
+# survey_go PID NAME: let dlm_rw -s $tmp/NAME (PID) read its pages and
+# give it 15 s to end; then print "# status S in MS ms: its output" and
+# set ms.  1 if it still runs.
+survey_go() {
+	local start
+	start=$(date +%s%N)
+	touch "$tmp/$2.go"
+	for _ in $(seq 150); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	ms=$((($(date +%s%N) - start) / 1000000))
+	if kill -0 "$1" 2>/dev/null; then
+		echo "# still faulting after $ms ms"
+		return 1
+	fi
+	wait "$1"
+	echo "# status $? in $ms ms: $(cat "$tmp/$2.out")"
+}
 orphaned_quota() {
-	local a='' b='' start ms
+	local a='' b='' ms
 	# However it ends, no helper is left waiting for its .go file.
 	trap 'kill -KILL $a $b 2>/dev/null; trap - RETURN' RETURN
 	healthy_timeout		# until both programs have written
 	start_daemon normal || return 1
 	echo 1 >$params/max_user_requests
-	"$rw" -s "$tmp/sva" -t 8 -b 1024 -p 1024 >"$tmp/a" 2>&1 & a=$!
+	"$rw" -s "$tmp/sva" -t 8 -b 1024 -p 1024 >"$tmp/sva.out" 2>&1 & a=$!
 	wait_file "$tmp/sva.written" || return 1
-	"$rw" -s "$tmp/svb" -t 8 -b 1024 -p 1024 >"$tmp/b" 2>&1 & b=$!
+	"$rw" -s "$tmp/svb" -t 8 -b 1024 -p 1024 >"$tmp/svb.out" 2>&1 & b=$!
 	wait_file "$tmp/svb.written" || return 1
 	short_timeout
 	kill -STOP "$daemon"
@@ -316,18 +332,10 @@ orphaned_quota() {
 	kill -KILL $a
 	wait $a 2>/dev/null
 	a=''
-	start=$(date +%s%N)
-	touch "$tmp/svb.go"	# its first read needs a STORE too: quota full
-	for _ in $(seq 150); do kill -0 $b 2>/dev/null || break; sleep 0.1; done
-	ms=$((($(date +%s%N) - start) / 1000000))
-	if kill -0 $b 2>/dev/null; then
-		echo "# still faulting after $ms ms"
-		return 1
-	fi
-	wait $b
-	echo "# status $? in $ms ms: $(cat "$tmp/b")"
+	# Its first read needs a STORE too: the quota is full.
+	survey_go $b svb || return 1
 	b=''
-	[[ $(cat "$tmp/b") =~ lost=[1-9].*wrong=0 ]] && ((ms < 10000))
+	[[ $(cat "$tmp/svb.out") =~ lost=[1-9].*wrong=0 ]] && ((ms < 10000))
 }
 if orphaned_quota >"$tmp/oq" 2>&1 &&
    dmesg | tail -20 | grep -q "unanswered for 1000 ms, found by a waiting fault"; then
@@ -344,25 +352,16 @@ kill -CONT "$daemon" 2>/dev/null
 # page by page) must get SIGBUS at once, not poll for a slot that nothing
 # will ever free.
 all_quarantined() {
-	local p='' start ms
+	local p='' ms
 	trap 'kill -KILL $p 2>/dev/null; trap - RETURN' RETURN
 	healthy_timeout		# until the program has written
 	start_daemon stall-fetch || return 1
-	"$rw" -s "$tmp/svq" -t 8 -b 1024 -p 1024 >"$tmp/q" 2>&1 & p=$!
+	"$rw" -s "$tmp/svq" -t 8 -b 1024 -p 1024 >"$tmp/svq.out" 2>&1 & p=$!
 	wait_file "$tmp/svq.written" || return 1
 	short_timeout
-	start=$(date +%s%N)
-	touch "$tmp/svq.go"	# page 0's FETCH: unanswered
-	for _ in $(seq 300); do kill -0 $p 2>/dev/null || break; sleep 0.1; done
-	ms=$((($(date +%s%N) - start) / 1000000))
-	if kill -0 $p 2>/dev/null; then
-		echo "# still faulting after $ms ms"
-		return 1
-	fi
-	wait $p
-	echo "# status $? in $ms ms: $(cat "$tmp/q")"
+	survey_go $p svq || return 1	# page 0's FETCH: unanswered
 	p=''
-	[[ $(cat "$tmp/q") =~ intact=0\ lost=8\ wrong=0 ]] && ((ms < 10000))
+	[[ $(cat "$tmp/svq.out") =~ intact=0\ lost=8\ wrong=0 ]] && ((ms < 10000))
 }
 if all_quarantined >"$tmp/aq" 2>&1 &&
    dmesg | tail -20 | grep -q "no usable local frame"; then
