@@ -130,9 +130,6 @@ int awg_tcp_accept(struct awg_listener *ls, int timeout_ms,
 		   size_t errlen)
 {
 	struct pollfd pfd = { .fd = ls->fd, .events = POLLIN };
-	long long deadline = awg_now_ms() +
-			     (timeout_ms < AWG_HELLO_TIMEOUT_MS ? timeout_ms :
-			      AWG_HELLO_TIMEOUT_MS);
 	struct awg_link *l;
 	int fd, r;
 
@@ -152,7 +149,9 @@ int awg_tcp_accept(struct awg_listener *ls, int timeout_ms,
 		close(fd);
 		return -ENOMEM;
 	}
-	r = io_all(fd, hello, sizeof(*hello), 0, deadline);
+	/* Counted from the connection: the wait for it may have been long. */
+	r = io_all(fd, hello, sizeof(*hello), 0,
+		   awg_now_ms() + AWG_HELLO_TIMEOUT_MS);
 	if (r) {
 		/* That peer only: the listener goes on. */
 		snprintf(err, errlen, "%s: no hello: %s", l->peer, strerror(-r));

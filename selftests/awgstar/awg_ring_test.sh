@@ -272,8 +272,10 @@ else
 	skip "no ring"
 fi
 
-# The hub against bogus peers (two fake nodes in Python): a connection
-# that closes before its hello is refused and the ring still forms; node 1
+# The hub against bogus peers (two fake nodes in Python): node 1 joins 6 s
+# after the hub started waiting (a hello has 5 s from its connection, not
+# from the wait's start); a connection that closes before its hello is
+# refused and the ring still forms; node 1
 # answers the token with a length no token has (0xffffffff) and is
 # dropped; node 2 answers with 64 bytes the board refuses as a token and
 # is dropped; the hub goes on alone.  Before 2026-12-02 the first ended
@@ -311,8 +313,10 @@ def token(s):
     s.recv(n, socket.MSG_WAITALL)
 
 
+time.sleep(6)                       # past the 5 s a hello may take
+n1 = node(1)                        # the hub waited 6 s: still welcome
 conn().close()                      # no hello at all
-n1, n2 = node(1), node(2)
+n2 = node(2)
 token(n1)
 n1.sendall(b'\xff\xff\xff\xff')      # a length no token has
 token(n2)                           # the new token, without node 1
