@@ -267,15 +267,16 @@ void awg_apply(struct awg_board *b, u64 addr, const u8 *data, u32 len,
 
 		lock_page(page);
 		twin = b->ps[idx].twin;
-		/*
-		 * A page with a twin may be mapped writable: write-protect it
-		 * first, or a store between our compare and our write would
-		 * be overwritten and, the twin agreeing, never published.
-		 */
-		if (twin)
-			folio_mkclean(page_folio(page));
 		va = kmap_local_page(page);
 		if (twin && !own) {
+			/*
+			 * A page with a twin may be mapped writable: protect
+			 * it first, or a store between our compare and our
+			 * write would be overwritten and, the twin agreeing,
+			 * never published.  (Our own DMA write just overwrites,
+			 * as a store made before it would be.)
+			 */
+			folio_mkclean(page_folio(page));
 			for (i = 0; i < n; i++) {
 				if (va[off + i] == twin[off + i])
 					va[off + i] = data[i];

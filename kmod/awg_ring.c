@@ -663,14 +663,11 @@ static int awg_submit(struct awg_board *b, struct list_head *items,
 		awg_free_list(items);
 	}
 	spin_lock(&b->lock);
-	if (!ret && sub->error)
+	if (!ret)
 		ret = sub->error;
-	spin_unlock(&b->lock);
-	if (stalled) {
-		spin_lock(&b->lock);
+	if (stalled)
 		b->stats.stalls++;
-		spin_unlock(&b->lock);
-	}
+	spin_unlock(&b->lock);
 	return ret;
 }
 
