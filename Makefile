@@ -101,7 +101,8 @@ modules:
 # ---- user space -----------------------------------------------------------
 
 SELFTESTS	:= $(addprefix $(O)/selftests/dlm/,dlm_api_test dlm_map_test dlm_limits_test dlm_hold) \
-		   $(O)/selftests/remote/dlm_rw $(O)/selftests/awgstar/awg_ring_prog
+		   $(O)/selftests/remote/dlm_rw $(O)/selftests/remote/dlm_pin \
+		   $(O)/selftests/awgstar/awg_ring_prog
 # Other selftest directories: selftests/NAME/*_test.c built the same way.
 SELFTESTS	+= $(patsubst selftests/%.c,$(O)/selftests/%,\
 		     $(filter-out selftests/dlm/%,$(wildcard selftests/*/*_test.c)))

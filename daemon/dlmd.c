@@ -962,12 +962,13 @@ int main(int argc, char **argv)
 			want);
 		return finish(1);
 	}
-	if (reg.pool_size != want)
+	if (!reg.cpu_page_size)
+		reg.cpu_page_size = (uint32_t)sysconf(_SC_PAGESIZE);
+	/* The grant counts the witness page (dlmem_nl.h): mapped whole. */
+	if (reg.pool_size != want + reg.cpu_page_size)
 		/* A pool still used by spaces of a previous dlmd is kept. */
 		log_warn("the kernel granted another frame pool size than the memfile asks (a pool still in use keeps its size)",
 			 "wanted=%" PRIu64 " granted=%" PRIu64, want, reg.pool_size);
-	if (!reg.cpu_page_size)
-		reg.cpu_page_size = (uint32_t)sysconf(_SC_PAGESIZE);
 	if (map_pool(&reg))
 		return finish(1);
 	if (dispatch_set_pool(g.d, g.pool, g.pool_size, reg.cpu_page_size,

@@ -28,4 +28,20 @@ static inline void release_fault_lock(struct vm_fault *vmf)
 }
 #endif
 
+/*
+ * Page-table entries mapping order-0 @page.  page_mapcount() went in 6.13;
+ * folio_mapcount() is inline (usable by modules) since 6.10.
+ */
+#ifdef DLM_HAVE_INLINE_FOLIO_MAPCOUNT
+static inline int dlm_page_mapcount(struct page *page)
+{
+	return folio_mapcount(page_folio(page));
+}
+#else
+static inline int dlm_page_mapcount(struct page *page)
+{
+	return page_mapcount(page);
+}
+#endif
+
 #endif /* _DLMEM_COMPAT_H */

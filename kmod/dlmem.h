@@ -64,6 +64,7 @@ struct dlm_totals {
 	atomic64_t readaheads;
 	atomic64_t same_filled;
 	atomic64_t fills_reused;
+	atomic64_t held_skips;
 };
 
 extern struct dlm_totals dlm_totals;
@@ -187,6 +188,8 @@ struct dlm_slot {
  * @hand: next slot the eviction policy looks at.
  * @registered: remote spaces: the daemon accepted SPACE_NEW.
  * @evict_failed: remote spaces: the last STORE of a victim failed.
+ * @held_since: remote spaces: jiffies when a fault first found no victim
+ *	but ones another kernel user holds, 0 when it last found one.
  * @generation: daemon generation the space was created under.
  * @is_blk: the space of a /dev/dlmbN (blk.c): no mapping, no faults.
  * @fill_vals: remote spaces: the values of same-filled pages, under @lock.
@@ -233,6 +236,7 @@ struct dlm_space {
 	u64 hand;
 	bool registered;
 	bool evict_failed;
+	unsigned long held_since;
 	u64 generation;
 	bool is_blk;
 	u64 fill_vals[DLM_FILL_VALS];
@@ -318,6 +322,7 @@ vm_fault_t dlm_map_frames(struct vm_fault *vmf, struct dlm_space *sp, u64 dpn,
 int dlm_pool_grant(u64 bytes, u64 *granted);
 long dlm_pool_region_alloc(unsigned long nr_pages);
 void dlm_pool_region_free(unsigned long first, unsigned long nr_pages);
+bool dlm_pool_frames_held(struct page **frames, unsigned long nr);
 struct page **dlm_pool_pages(unsigned long first);
 int dlm_pool_mmap(struct vm_area_struct *vma);
 void dlm_pool_exit(void);

@@ -413,12 +413,14 @@ static bool dlm_slot_test_clear_referenced(struct dlm_space *sp, u64 k)
 /*
  * Choose a resident DLM page to evict.  ARR: address round-robin over the
  * slots.  CLOCK: a slot used since the hand last passed gets a second
- * chance.
+ * chance.  Neither takes a slot whose frames another kernel user holds
+ * (pool.c); *@held tells whether there was one.
  */
-static u64 dlm_pick_victim(struct dlm_space *sp, u64 keep)
+static u64 dlm_pick_victim(struct dlm_space *sp, u64 keep, bool *held)
 {
 	u64 n = sp->budget_dpages, i, k;
 
+	*held = false;
 	for (i = 0; i < 2 * n; i++) {
 		k = sp->hand;
 		sp->hand = (sp->hand + 1) % n;
@@ -427,6 +429,12 @@ static u64 dlm_pick_victim(struct dlm_space *sp, u64 keep)
 		if (sp->policy == DLM_POLICY_CLOCK &&
 		    dlm_slot_test_clear_referenced(sp, k))
 			continue;
+		if (dlm_pool_frames_held(dlm_slot_frames(sp, k), sp->ppd)) {
+			*held = true;
+			if (i < n)
+				atomic64_inc(&dlm_totals.held_skips);
+			continue;
+		}
 		return k;
 	}
 	return DLM_NO_SLOT;
@@ -436,8 +444,9 @@ static u64 dlm_pick_victim(struct dlm_space *sp, u64 keep)
  * Evict the DLM page in slot @k: unmap it everywhere, then forget it if it
  * was never written since zero-filled, or keep its value if it is
  * same-filled (both return NULL: the slot is free), else send DROP or
- * STORE.  Returns the request with a reference for the caller.  Called
- * with sp->lock held.
+ * STORE.  Returns the request with a reference for the caller, or
+ * -EBUSY when another kernel user took hold of the frames before they
+ * were unmapped (the page stays resident).  Called with sp->lock held.
  */
 static struct dlm_req *dlm_evict(struct dlm_space *sp, u64 k)
 {
@@ -447,6 +456,8 @@ static struct dlm_req *dlm_evict(struct dlm_space *sp, u64 k)
 	u64 val;
 
 	dlm_space_unmap_dpage(sp, slot->dpn);
+	if (dlm_pool_frames_held(dlm_slot_frames(sp, k), sp->ppd))
+		return ERR_PTR(-EBUSY);
 	if (dlm_slot_test_clear_dirty(sp, k)) {
 		if (slot->copy == DLM_COPY_FILL)	/* its value is gone */
 			sp->fill_refs[slot->fill]--;
@@ -551,13 +562,14 @@ static u64 dlm_nr_free(struct dlm_space *sp)
 static struct dlm_req *dlm_refill(struct dlm_space *sp, u64 keep)
 {
 	struct dlm_req *first = NULL, *req;
+	bool held;
 	u64 nfree, k;
 
 	if (sp->protocol == DLM_PROTO_SERIAL)
 		return NULL;
 	nfree = dlm_nr_free(sp);
 	while (nfree + sp->nr_storing < sp->reserve) {
-		k = dlm_pick_victim(sp, keep);
+		k = dlm_pick_victim(sp, keep, &held);
 		if (k == DLM_NO_SLOT)
 			break;
 		req = dlm_evict(sp, k);
@@ -711,7 +723,7 @@ vm_fault_t dlm_remote_fault(struct vm_fault *vmf, struct dlm_space *sp,
 {
 	struct dlm_req *req, *req2 = NULL;
 	u64 t0 = local_clock(), k;
-	bool store_wait = false;
+	bool store_wait = false, held;
 	struct dlm_slot *slot;
 	vm_fault_t ret;
 	unsigned long v;
@@ -778,12 +790,28 @@ again:
 		req = dlm_store_in_flight(sp);
 		if (req)
 			goto wait;
-		k = dlm_pick_victim(sp, DLM_NO_SLOT);
+		k = dlm_pick_victim(sp, DLM_NO_SLOT, &held);
+		if (k == DLM_NO_SLOT && held) {
+			/*
+			 * Wait for a holder to let go, or for a slot in
+			 * transfer, for at most request_timeout_ms.
+			 */
+			if (!sp->held_since) {
+				sp->held_since = jiffies | 1;
+			} else if (time_after(jiffies, sp->held_since +
+					      msecs_to_jiffies(dlm_request_timeout_ms))) {
+				ret = dlm_remote_sigbus(sp, dpn,
+							"every local frame is held by another kernel user (vmsplice, O_DIRECT, RDMA): release them or raise local_budget");
+				goto unlock;
+			}
+		}
 		if (k == DLM_NO_SLOT)
 			goto wait;	/* all slots in transfer (req NULL) */
+		sp->held_since = 0;
 		req = dlm_evict(sp, k);
-		if (req == ERR_PTR(-EAGAIN)) {
-			req = NULL;	/* max_user_requests: wait, look again */
+		if (req == ERR_PTR(-EAGAIN) || req == ERR_PTR(-EBUSY)) {
+			/* max_user_requests, or held after all: look again */
+			req = NULL;
 			goto wait;
 		}
 		if (IS_ERR(req)) {
@@ -795,6 +823,7 @@ again:
 		goto wait;
 	}
 
+	sp->held_since = 0;
 	slot = &sp->slots[k];
 	if (!e || v >= DLM_XA_FILL0) {	/* v < DLM_XA_SLOT0 here */
 		/* First touch (zeros) or a same-filled page: no transfer. */

@@ -26,7 +26,7 @@ if ! command -v python3 >/dev/null; then
 	echo "1..0 # SKIP needs python3 for fake_dlmd.py"
 	exit $KSFT_SKIP
 fi
-echo "1..53"
+echo "1..57"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
@@ -65,6 +65,8 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+short_timeout() { echo 1000 >$params/request_timeout_ms; }
+healthy_timeout() { echo "$old_timeout" >$params/request_timeout_ms; }
 
 # rw DESC ARGS...: dlm_rw must read back everything and have swapped.
 rw() {
@@ -228,6 +230,24 @@ else
 fi
 start_daemon normal
 
+# Pages another kernel user holds (vmsplice() into a pipe left unread
+# here; O_DIRECT and RDMA registrations alike) are not reused while held:
+# eviction passes them over, a freed space's held frames stay out of the
+# pool, and a fault that finds only held victims gets SIGBUS, bounded.
+pin() {	# pin DESC MODE: dlm_pin MODE must succeed
+	local out
+	if out=$(timeout 120 "$DLM_BIN/selftests/remote/dlm_pin" "$2" 2>&1); then
+		ok "$1 ($(tr '\n' ' ' <<<"$out"))"
+	else
+		notok "$1: status $? ($(tr '\n' ' ' <<<"$out"))"
+	fi
+}
+pin "a page held in a pipe is not evicted: the pipe and the program read it intact" evict
+pin "a held frame of a freed space stays out of the pool until released" free
+short_timeout	# request_timeout_ms bounds the wait for a victim
+pin "every resident page held: SIGBUS within the timeout, none once released" all
+healthy_timeout
+
 # A second daemon cannot register while one is.
 if python3 -S "$fake" --pool-mb 8 2>"$tmp/second.err"; then
 	notok "a second daemon is refused"
@@ -247,8 +267,6 @@ else notok "kernel refused only ${refused:-0} bogus messages"; fi
 # The failure cases below run with a 1 s request timeout; a healthy daemon
 # gets the module's own (under slow emulation one STORE among 8 faulting
 # threads has been seen to take more than a second).
-short_timeout() { echo 1000 >$params/request_timeout_ms; }
-healthy_timeout() { echo "$old_timeout" >$params/request_timeout_ms; }
 short_timeout
 
 # timed WHAT EXPECT_STATUS MAX_S CMD...: exit status and time bound.

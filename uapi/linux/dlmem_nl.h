@@ -20,6 +20,13 @@
  *   daemon -> kernel  DLM_NL_CMD_COMPLETE {REQ_ID, STATUS [, FLAGS]}
  *   daemon -> kernel  DLM_NL_CMD_UNREGISTER
  *
+ * POOL_SIZE granted is the size to map at DLM_POOL_OFFSET: the pool asked
+ * for (or the one still in use by spaces of an earlier daemon) and one CPU
+ * page more, the witness.  No request names the witness; map it, and
+ * register it for RDMA, with the rest of the pool: the kernel reads on it
+ * the references the daemon holds on every frame, and takes any frame
+ * holding more for held by another kernel user, which is then not reused.
+ *
  * One daemon is registered at a time (REGISTER by another socket: EBUSY).
  * Every command needs CAP_SYS_ADMIN.  The daemon is gone when it
  * unregisters or its socket closes (it died): requests in flight fail and
