@@ -31,6 +31,8 @@
 
 #define MEMSERVER_VERSION	"0.1.0"
 #define MEMSERVER_MB_MAX	(1ULL << 30)	/* 1 PiB */
+#define MEMSERVER_CLIENTS_DEFAULT 64	/* one dlmd needs one per thread */
+#define MEMSERVER_CLIENTS_MAX	65536
 
 struct client {
 	int fd;
@@ -47,11 +49,13 @@ static struct {
 	pthread_cond_t gone;		/* a client thread ended */
 	struct client *clients;
 	unsigned int nclients;
+	unsigned int max_clients;	/* --max-clients */
 
 	atomic_uint_fast64_t ops[WIRE_OP_PING + 1];
 	atomic_uint_fast64_t bytes_read, bytes_written;
-	atomic_uint_fast64_t refused, malformed, conns;
+	atomic_uint_fast64_t refused, malformed, conns, conns_refused;
 } srv = {
+	.max_clients = MEMSERVER_CLIENTS_DEFAULT,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.gone = PTHREAD_COND_INITIALIZER,
 };
@@ -84,6 +88,10 @@ static void usage(FILE *f)
 "                          by RDMA READ and WRITE without this program:\n"
 "                          it only handles connections.  Needs a locked-\n"
 "                          memory limit of SIZE (ulimit -l) unless root\n"
+"      --max-clients N     connections served at once, 1 to 65536\n"
+"                          (default 64): each has a thread (with tcp)\n"
+"                          or a queue pair (with verbs); one more is\n"
+"                          closed (refused) at once and logged\n"
 "      --log-level LEVEL   debug, info (default), warn or error\n"
 "      --sched P           CPU policy of its threads: batch (default;\n"
 "                          SCHED_BATCH: a reply does not preempt a\n"
@@ -116,11 +124,12 @@ static void log_counters(const char *msg)
 	log_info(msg, "clients=%u conns=%" PRIuFAST64 " hello=%" PRIuFAST64
 		 " read=%" PRIuFAST64 " write=%" PRIuFAST64 " ping=%" PRIuFAST64
 		 " bytes_read=%" PRIuFAST64 " bytes_written=%" PRIuFAST64
-		 " refused=%" PRIuFAST64 " malformed=%" PRIuFAST64,
+		 " refused=%" PRIuFAST64 " malformed=%" PRIuFAST64
+		 " conns_refused=%" PRIuFAST64,
 		 n, srv.conns, srv.ops[WIRE_OP_HELLO],
 		 srv.ops[WIRE_OP_READ], srv.ops[WIRE_OP_WRITE],
 		 srv.ops[WIRE_OP_PING], srv.bytes_read, srv.bytes_written,
-		 srv.refused, srv.malformed);
+		 srv.refused, srv.malformed, srv.conns_refused);
 }
 
 /* Reply header for REQ; PAYLOAD of LEN bytes follows when non-NULL. */
@@ -325,6 +334,17 @@ static void accept_one(int lfd)
 	net_peer_str(fd, c->peer, sizeof(c->peer));
 
 	pthread_mutex_lock(&srv.lock);
+	if (srv.nclients >= srv.max_clients) {
+		n = srv.nclients;
+		pthread_mutex_unlock(&srv.lock);
+		srv.conns_refused++;
+		log_warn("refused a connection: as many clients as --max-clients",
+			 "peer=%s clients=%u max_clients=%u", c->peer, n,
+			 srv.max_clients);
+		close(fd);
+		free(c);
+		return;
+	}
 	c->next = srv.clients;
 	if (c->next)
 		c->next->prev = c;
@@ -388,6 +408,21 @@ static int parse_mb(const char *s, uint64_t *mb)
 	return 0;
 }
 
+static int parse_clients(const char *s, unsigned int *n)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v == 0 || v > MEMSERVER_CLIENTS_MAX)
+		return -1;
+	*n = (unsigned int)v;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -396,6 +431,7 @@ int main(int argc, char **argv)
 		{ "transport", required_argument, NULL, 't' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "sched", required_argument, NULL, 'S' },
+		{ "max-clients", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -448,6 +484,13 @@ int main(int argc, char **argv)
 			if (policy < 0) {
 				fprintf(stderr, "dlm-memserver: --sched '%s': use batch or normal\n",
 					optarg);
+				return 2;
+			}
+			break;
+		case 'C':
+			if (parse_clients(optarg, &srv.max_clients)) {
+				fprintf(stderr, "dlm-memserver: --max-clients '%s': give a whole number, 1 to %u\n",
+					optarg, MEMSERVER_CLIENTS_MAX);
 				return 2;
 			}
 			break;
@@ -514,7 +557,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	lfd = verbs ? memserver_verbs_listen(&addr, srv.mem, srv.size) : -1;
+	lfd = verbs ? memserver_verbs_listen(&addr, srv.mem, srv.size,
+					     srv.max_clients) : -1;
 	if (verbs && lfd < 0)
 		return 1;
 	if (!verbs) {

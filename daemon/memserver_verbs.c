@@ -49,7 +49,7 @@ static struct {
 	struct vdev dev[MAX_DEVICES];
 	unsigned int ndev;
 	struct vclient *clients;
-	unsigned int nclients;
+	unsigned int nclients, max_clients;
 	uint64_t conns, refused;
 } vs;
 
@@ -218,6 +218,13 @@ static int connect_request(struct rdma_cm_event *ev)
 		reject(id, VERBS_E_VERSION);
 		return 1;
 	}
+	if (vs.nclients >= vs.max_clients) {
+		log_warn("refused a connection: as many clients as --max-clients",
+			 "peer=%s clients=%u max_clients=%u", peer, vs.nclients,
+			 vs.max_clients);
+		reject(id, VERBS_E_NOMEM);
+		return 1;
+	}
 	d = get_dev(id->verbs, err, sizeof(err));
 	if (!d) {
 		log_error("refused a connection: cannot serve the memory over RDMA",
@@ -332,7 +339,7 @@ static struct rdma_event_channel *ec;
 static struct rdma_cm_id *lid;
 
 int memserver_verbs_listen(const struct netaddr *addr, uint8_t *mem,
-			   uint64_t size)
+			   uint64_t size, unsigned int max_clients)
 {
 	struct sockaddr_storage ss;
 	char err[512], bound[NETADDR_STR_MAX];
@@ -340,6 +347,7 @@ int memserver_verbs_listen(const struct netaddr *addr, uint8_t *mem,
 
 	vs.mem = mem;
 	vs.size = size;
+	vs.max_clients = max_clients;
 	if (verbs_check_devices(err, sizeof(err)) ||
 	    verbs_sockaddr(addr, &ss, err, sizeof(err))) {
 		fprintf(stderr, "dlm-memserver: %s\n", err);

@@ -12,12 +12,12 @@
 #ifdef DLM_WITH_VERBS
 /*
  * Listen for dlmd's rdma_cm connections at ADDR to serve MEM (SIZE bytes)
- * by RDMA; registers MEM now when ADDR is one device's.  Returns the fd
- * to poll (then call memserver_verbs_event()), or -1 with the reason on
- * stderr.
+ * by RDMA to at most MAX_CLIENTS at once; registers MEM now when ADDR is
+ * one device's.  Returns the fd to poll (then call
+ * memserver_verbs_event()), or -1 with the reason on stderr.
  */
 int memserver_verbs_listen(const struct netaddr *addr, uint8_t *mem,
-			   uint64_t size);
+			   uint64_t size, unsigned int max_clients);
 /* Handle the connection events waiting on the fd. */
 void memserver_verbs_event(void);
 /* Log the counters and this process's CPU time under MSG. */
@@ -27,11 +27,13 @@ void memserver_verbs_stop(void);
 #else
 /* Built without rdma-core: --transport verbs is refused before these. */
 static inline int memserver_verbs_listen(const struct netaddr *addr,
-					 uint8_t *mem, uint64_t size)
+					 uint8_t *mem, uint64_t size,
+					 unsigned int max_clients)
 {
 	(void)addr;
 	(void)mem;
 	(void)size;
+	(void)max_clients;
 	return -1;
 }
 static inline void memserver_verbs_event(void) {}

@@ -3,8 +3,9 @@
 #
 # test-memserver.sh - dlm-memserver on 127.0.0.1: command line, the wire
 # protocol (memserver-client: data, bounds, malformed headers, two
-# clients), port in use, SIGUSR1 counters, the CPU policy (--sched), clean
-# exit on SIGTERM with a client connected.  TAP.
+# clients), port in use, SIGUSR1 counters, the CPU policy (--sched), the
+# connection limit (--max-clients), clean exit on SIGTERM with a client
+# connected.  TAP.
 set -uo pipefail
 # shellcheck source=selftests/daemon/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -12,7 +13,7 @@ set -uo pipefail
 need "$bin/dlm-memserver" "$tests/memserver-client"
 ms=$bin/dlm-memserver
 echo "TAP version 13"
-echo "1..$((11 + 18))"
+echo "1..$((12 + 18))"
 
 out=$("$ms" --help) && [[ $out == *"Usage: dlm-memserver --listen ADDR:PORT --size MB"* ]] &&
 	ok "--help prints the usage and exits 0" || notok "--help"
@@ -25,7 +26,10 @@ for args in "" "--size 8" "--listen 127.0.0.1:0" \
 	"--listen 127.0.0.1 --size 8" "--listen 127.0.0.1:99999 --size 8" \
 	"--listen 127.0.0.1:0 --size 8 --log-level loud" \
 	"--listen 127.0.0.1:0 --size 8 --transport rdma" \
-	"--listen 127.0.0.1:0 --size 8 --sched fifo" "--bogus"; do
+	"--listen 127.0.0.1:0 --size 8 --sched fifo" \
+	"--listen 127.0.0.1:0 --size 8 --max-clients 0" \
+	"--listen 127.0.0.1:0 --size 8 --max-clients 65537" \
+	"--listen 127.0.0.1:0 --size 8 --max-clients 2x" "--bogus"; do
 	# shellcheck disable=SC2086 # word splitting wanted
 	"$ms" $args >/dev/null 2>"$tmp/usage.err"
 	rc=$?
@@ -117,6 +121,51 @@ if start_memserver normal 8 wait; then
 		notok "--sched normal: policies $pol"
 else
 	notok "--sched normal: the server starts"
+fi
+# --max-clients 2: two idle connections are served (left open); a third
+# is closed at once, unread, and logged; once one of the two closes, a
+# new one is served again.  Idle connections cannot take every thread.
+MS_EXTRA=(--max-clients 2)
+if start_memserver limit 8 wait; then
+	out=$(python3 -S - "$MS_PORT" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+def conn():
+    s = socket.create_connection(('127.0.0.1', port))
+    s.settimeout(1.0)
+    return s
+def state(s):          # 'closed' if the server closed it, else 'open'
+    try:
+        return 'closed' if s.recv(1) == b'' else 'data'
+    except socket.timeout:
+        return 'open'
+    except ConnectionResetError:
+        return 'closed'
+a, b = conn(), conn()
+time.sleep(0.3)
+c = conn()
+r = [state(a), state(b), state(c)]
+a.close()
+time.sleep(1.0)       # the server sees it go and ends its thread
+d = conn()
+r.append(state(d))
+print(' '.join(r))
+PY
+)
+	kill -USR1 "$MS_PID"
+	wait_log "$tmp/limit.log" 'msg="counters".*conns_refused=1' 5
+	kill "$MS_PID"
+	wait "$MS_PID"
+	if [[ $out == "open open closed open" ]] &&
+	   grep -q 'refused a connection: as many clients as --max-clients.*max_clients=2' "$tmp/limit.log" &&
+	   grep -q 'conns_refused=1' "$tmp/limit.log"; then
+		ok "--max-clients 2: a third connection is closed and logged, a later one served ($out)"
+	else
+		notok "--max-clients 2: connections $out (want open open closed open)"
+		diag "$tmp/limit.log"
+	fi
+else
+	notok "--max-clients 2: the server starts"
 fi
 if grep -Eq 'level=info prog=dlm-memserver msg="exit" .*write=[1-9]' "$tmp/ms.log" &&
    ! grep -Eq 'level=(error)' "$tmp/ms.log"; then
