@@ -219,6 +219,26 @@ static int visit(int fd, const void *in, uint32_t in_len, void *out,
 	return 0;
 }
 
+/*
+ * Node 0: would the boards take the token a node replied (LEN bytes at
+ * TOK)?  The board checks it (AWG_VISIT_CHECK) and the ring's id and live
+ * nodes must be those node 0 sent round: else the node that replied it
+ * is the one to drop, not the next one, whose board would refuse it.
+ */
+static int token_ok(int fd, const void *tok, uint32_t len, void *scratch,
+		    uint32_t live, uint32_t ring_id)
+{
+	struct awg_token t;
+	uint32_t none;
+	int r;
+
+	r = visit(fd, tok, len, scratch, &none, AWG_VISIT_CHECK, 0, 0);
+	if (r)
+		return r;
+	memcpy(&t, tok, sizeof(t));	/* the board found len >= sizeof(t) */
+	return t.ring_id == ring_id && t.live_mask == live ? 0 : -EINVAL;
+}
+
 static int attach(int fd, const struct opts *o)
 {
 	struct awg_ring_attach a = { .node_id = o->node, .nodes = o->nodes };
@@ -313,15 +333,26 @@ static int run_hub(int fd, const struct opts *o)
 		fresh = 0;
 		last = 0;
 		for (i = 1; i < o->nodes && !fresh && !stop; i++) {
+			int bad = 0;
+
 			if (!link[i])
 				continue;
 			r = link[i]->ops->send(link[i], b, len);
 			if (!r)
 				r = link[i]->ops->recv(link[i], b, AWG_TOKEN_MAX, &len,
 						      o->token_timeout_ms);
-			if (r) {
+			if (!r) {
+				r = token_ok(fd, b, len, a, live, ring_id);
+				bad = r == -EINVAL;
+			}
+			if (bad) {
+				log_warn("node sent a token the board refuses", "node=%d action=\"new token without it\"",
+					 i);
+			} else if (r) {
 				log_warn("node left the ring", "node=%d err=\"%s\" action=\"new token without it\"",
 					 i, strerror(-r));
+			}
+			if (r) {
 				link[i]->ops->close(link[i]);
 				link[i] = NULL;
 				live &= ~(1U << i);

@@ -865,12 +865,14 @@ int awg_ring_visit(struct awg_board *b, struct file *file,
 		   struct awg_ring_visit *v)
 {
 	bool fresh = v->flags & AWG_VISIT_NEW;
+	bool check = v->flags & AWG_VISIT_CHECK;
 	u32 out_len = 0;
 	int ret;
 
 	if (READ_ONCE(b->ring_file) != file)
 		return -ENOTCONN;
-	if (v->flags & ~AWG_VISIT_NEW || v->out_cap < AWG_TOKEN_MAX)
+	if (v->flags & ~(AWG_VISIT_NEW | AWG_VISIT_CHECK) ||
+	    (fresh && check) || v->out_cap < AWG_TOKEN_MAX)
 		return -EINVAL;
 	if (fresh) {
 		if (v->in_len || b->node_id || !v->ring_id ||
@@ -901,12 +903,12 @@ int awg_ring_visit(struct awg_board *b, struct file *file,
 		spin_lock(&b->lock);
 		b->stats.bad_tokens++;
 		spin_unlock(&b->lock);
-	} else {
+	} else if (!check) {
 		ret = awg_visit(b, b->ring_in, v->in_len, b->ring_out, &out_len,
 				fresh, v->live_mask, v->ring_id);
 	}
 	mutex_unlock(&b->visit_mutex);
-	if (ret)
+	if (ret || check)
 		goto unlock_io;
 	if (copy_to_user(u64_to_user_ptr(v->out), b->ring_out, out_len)) {
 		ret = -EFAULT;

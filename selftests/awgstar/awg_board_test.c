@@ -440,6 +440,63 @@ static void *refused_visits(void *arg)
  * good visit returns an empty token and the refused frame is never
  * applied.
  */
+/*
+ * AWG_VISIT_CHECK: the checks of a visit and nothing else.  A good token
+ * with a frame for this board (a bad CRC, which a visit would count) is
+ * taken: 0, nothing written, no counter moved, the region unchanged; a
+ * malformed one is refused and counted; CHECK with NEW is refused.
+ */
+TEST_F(board, check_only)
+{
+	static uint8_t tok[AWG_TOKEN_MAX], out[AWG_TOKEN_MAX];
+	struct awg_token *h = (void *)tok;
+	struct awg_frame *f = (void *)(h + 1);
+	struct awg_ring_attach ra = { .node_id = 1, .nodes = 2 };
+	struct awg_ring_visit v = { .in = (uintptr_t)tok, .out = (uintptr_t)out,
+				    .out_cap = sizeof(out),
+				    .flags = AWG_VISIT_CHECK };
+	uint8_t before[8], after[8];
+	struct awg_stats s0, s1;
+	int fd = open_api();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(8, pread(self->fd, before, 8, 0));
+	ASSERT_EQ(0, io(fd, AWG_IOC_RING_ATTACH, &ra));
+	*h = token_header(2, 77, 1, sizeof(*h) + sizeof(*f) + 8);
+	*f = (struct awg_frame){ .type = AWG_FRAME_DATA, .origin = 0,
+		.len = 8, .seq = 1, .addr = 0, .crc = 1 };
+	memset(f + 1, 0x5a, 8);
+	memset(out, 0xab, sizeof(out));
+	v.in_len = h->len;
+	s0 = stats(fd);
+	ASSERT_EQ(0, io(fd, AWG_IOC_RING_VISIT, &v));
+	s1 = stats(fd);
+	EXPECT_EQ(0, v.out_len);
+	EXPECT_EQ(0xab, out[0]);
+	EXPECT_EQ(0xab, out[sizeof(struct awg_token)]);
+	EXPECT_EQ(s0.rotations, s1.rotations);
+	EXPECT_EQ(s0.frames_recv, s1.frames_recv);
+	EXPECT_EQ(s0.crc_errors, s1.crc_errors);
+	EXPECT_EQ(s0.bad_tokens, s1.bad_tokens);
+	ASSERT_EQ(8, pread(self->fd, after, 8, 0));
+	EXPECT_EQ(0, memcmp(before, after, 8));
+
+	h->live_mask = 1;	/* this board is not on it */
+	EXPECT_EQ(-EINVAL, io(fd, AWG_IOC_RING_VISIT, &v));
+	s1 = stats(fd);
+	EXPECT_EQ(s0.bad_tokens + 1, s1.bad_tokens);
+	EXPECT_EQ(s0.rotations, s1.rotations);
+	h->live_mask = 3;
+	v.flags = AWG_VISIT_CHECK | AWG_VISIT_NEW;
+	EXPECT_EQ(-EINVAL, io(fd, AWG_IOC_RING_VISIT, &v));
+	v.flags = 0;		/* the same token visited: a CRC error */
+	ASSERT_EQ(0, io(fd, AWG_IOC_RING_VISIT, &v));
+	s1 = stats(fd);
+	EXPECT_EQ(s0.rotations + 1, s1.rotations);
+	EXPECT_LT(0, v.out_len);
+	close(fd);
+}
+
 TEST_F(board, concurrent_visits)
 {
 	static uint8_t tok[AWG_TOKEN_MAX], out[AWG_TOKEN_MAX];

@@ -341,6 +341,61 @@ else
 fi
 awg_ring_stop
 
+# A malformed token from a node in the middle of the ring: a fake node 1
+# (Python) answers the token with 64 bytes that are no token, before a
+# real node 2.  The hub checks what node 1 returned (AWG_VISIT_CHECK) and
+# drops node 1; node 2 stays on the ring.  Before 2026-12-02 the hub
+# handed the garbage on: node 2's board refused it, node 2's daemon left,
+# and the culprit was kept.
+culprit() {
+	local port=$((20000 + RANDOM % 20000)) t
+	fresh || return 1
+	"$AWG_BIN/awgstard" --node 0 --nodes 3 --listen "127.0.0.1:$port" \
+		--device "$(awg_dev 0)" >"$AWG_LOG/culprit0.log" 2>&1 &
+	AWG_PIDS=($!)
+	python3 - "$port" <<'PY' &
+import socket, struct, sys, time
+port = int(sys.argv[1])
+for _ in range(100):
+    try:
+        s = socket.create_connection(('127.0.0.1', port), timeout=30)
+        break
+    except OSError:
+        time.sleep(0.1)
+else:
+    sys.exit('the hub does not listen')
+s.sendall(struct.pack('=IIII', 0x48475741, 1, 1, 3))    # node 1 of 3
+n = struct.unpack('=I', s.recv(4, socket.MSG_WAITALL))[0]
+s.recv(n, socket.MSG_WAITALL)
+s.sendall(struct.pack('=I', 64) + bytes(64))    # not a token
+time.sleep(3)
+PY
+	AWG_PIDS+=($!)
+	sleep 0.5	# node 1 first: node 2's join does not race it
+	"$AWG_BIN/awgstard" --node 2 --nodes 3 --hub "127.0.0.1:$port" \
+		--device "$(awg_dev 2)" >"$AWG_LOG/culprit2.log" 2>&1 &
+	AWG_PIDS+=($!)
+	for ((t = 0; t < 100; t++)); do
+		grep -q "refuses" "$AWG_LOG/culprit0.log" && break
+		sleep 0.1
+	done
+	sleep 1		# rotations of the ring without node 1
+	kill -0 "${AWG_PIDS[0]}" && kill -0 "${AWG_PIDS[2]}" &&
+		grep -q "node sent a token the board refuses.*node=1" "$AWG_LOG/culprit0.log" &&
+		! grep -Eq "(left the ring|refuses).*node=2" "$AWG_LOG/culprit0.log" &&
+		! grep -q "left the ring" "$AWG_LOG/culprit2.log" &&
+		[[ $(awg_show 0 live_mask) == 0x5 && $(awg_show 2 live_mask) == 0x5 &&
+		   $(awg_show 2 ring) == daemon ]]
+}
+if culprit; then
+	ok "hub: node 1 answers with a malformed token: node 1 is dropped, node 2 stays on the ring (live_mask 0x5)"
+else
+	notok "hub against a malformed token in the middle of the ring"
+	sed 's/^/#   0: /' "$AWG_LOG/culprit0.log"
+	sed 's/^/#   2: /' "$AWG_LOG/culprit2.log"
+fi
+awg_ring_stop
+
 # RDMA verbs between the boards (soft-RoCE).
 if ! modprobe rdma_rxe 2>/dev/null; then
 	skip "rdma_rxe not available"

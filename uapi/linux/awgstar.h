@@ -359,6 +359,7 @@ struct awg_ring_attach {
 };
 
 #define AWG_VISIT_NEW		_BITUL(0)	/* node 0: make a new token */
+#define AWG_VISIT_CHECK		_BITUL(1)	/* only check @in (see below) */
 
 /**
  * struct awg_ring_visit - AWG_IOC_RING_VISIT argument (attached file only).
@@ -371,6 +372,12 @@ struct awg_ring_attach {
  * @live_mask: with AWG_VISIT_NEW: the nodes of the new token (must include
  *	node 0); else zero.
  * @ring_id: with AWG_VISIT_NEW: the ring's id (non-zero); else zero.
+ *
+ * AWG_VISIT_CHECK (not with AWG_VISIT_NEW): check @in as a visit would,
+ * and do nothing else: 0 if this board would take it, EINVAL (counted in
+ * bad_tokens) if not; @out is not written and @out_len stays 0.  Node 0's
+ * daemon checks each node's reply before passing it to the next node, so
+ * the node that sent a malformed token is the one dropped.
  */
 struct awg_ring_visit {
 	__u64 in;
