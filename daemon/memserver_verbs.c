@@ -222,7 +222,7 @@ static int connect_request(struct rdma_cm_event *ev)
 		log_warn("refused a connection: as many clients as --max-clients",
 			 "peer=%s clients=%u max_clients=%u", peer, vs.nclients,
 			 vs.max_clients);
-		reject(id, VERBS_E_NOMEM);
+		reject(id, VERBS_E_BUSY);
 		return 1;
 	}
 	d = get_dev(id->verbs, err, sizeof(err));

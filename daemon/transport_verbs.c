@@ -497,7 +497,8 @@ static int hello(struct tconn *c, uint64_t *size, char *err, size_t errlen)
 	if (!established || rep.status != VERBS_OK) {
 		snprintf(err, errlen, "%s: the server refused: %s%s", c->name,
 			 verbs_status_str(rep.status),
-			 rep.status == VERBS_E_NOMEM ? " (see its log: raise its locked-memory limit)" : "");
+			 rep.status == VERBS_E_NOMEM ? " (see its log: raise its locked-memory limit)" :
+			 rep.status == VERBS_E_BUSY ? " (raise its --max-clients, or find who holds its connections)" : "");
 		return -ECONNREFUSED;
 	}
 	c->raddr = rep.addr;

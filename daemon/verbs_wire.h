@@ -25,8 +25,8 @@
  *                                 28  4 max_io largest READ/WRITE
  *
  * A server refuses a request whose magic, version or flags are wrong
- * (VERBS_E_PROTO / VERBS_E_VERSION) and one it cannot register memory for
- * (VERBS_E_NOMEM).
+ * (VERBS_E_PROTO / VERBS_E_VERSION), one it cannot register memory for
+ * (VERBS_E_NOMEM), and one past its --max-clients (VERBS_E_BUSY).
  */
 #ifndef DLM_VERBS_WIRE_H
 #define DLM_VERBS_WIRE_H
@@ -45,6 +45,7 @@ enum verbs_status {
 	VERBS_E_PROTO = 1,	/* not a dlmd hello */
 	VERBS_E_VERSION = 2,	/* version not spoken */
 	VERBS_E_NOMEM = 3,	/* the server could not register its memory */
+	VERBS_E_BUSY = 4,	/* as many clients as its --max-clients */
 };
 
 struct verbs_hello_req {
@@ -109,6 +110,7 @@ static inline const char *verbs_status_str(uint16_t s)
 	case VERBS_E_PROTO: return "not a dlmd hello";
 	case VERBS_E_VERSION: return "version not spoken";
 	case VERBS_E_NOMEM: return "the server cannot register its memory";
+	case VERBS_E_BUSY: return "the server serves as many clients as its --max-clients";
 	}
 	return "unknown status";
 }

@@ -15,7 +15,8 @@
 # the limit named, a memory server killed under load and a link that goes
 # down under load (a queue pair error): the program ends within a bound,
 # dlmd lives on and logs the death once, a space on the surviving server
-# works; SIGTERM disconnects cleanly.  TAP.
+# works; SIGTERM disconnects cleanly; a server at its --max-clients
+# rejects a queue pair with the reason on both sides.  TAP.
 set -uo pipefail
 # shellcheck source=selftests/daemon/lib.sh
 . "$(dirname "$0")/../daemon/lib.sh"
@@ -38,7 +39,7 @@ if [[ ! -d /sys/module/dlmem ]] && ! insmod "$ko"; then
 	echo "Bail out! cannot load $ko"
 	exit 1
 fi
-echo "1..24"
+echo "1..25"
 # The first dlmd waits 15 s for completions, so that lost packets can
 # show as the queue pair's own error; the kernel waits longer still.  The second dlmd keeps the default I/O timeout.
 params=/sys/module/dlmem/parameters
@@ -310,7 +311,34 @@ rc=$?
 ((rc == 0)) && ok "SIGTERM: the second dlmd exits 0" ||
 	notok "SIGTERM: the second dlmd: exit $rc"
 
-# 24
+# 24: --max-clients 1 over verbs: a registered dlmd holds the server's
+# one queue pair; a second dlmd (which connects before it registers, and
+# is then refused by the kernel) is rejected (VERBS_E_BUSY) with the
+# reason on both sides; the first serves on.
+MS_EXTRA=(--transport verbs --max-clients 1)
+if start_memserver ms3 16 wait && p3=$MS_PORT ms3=$MS_PID; then
+	printf '# verbs\n8\n16 [%s%%va]:%s\n' "$LB" "$p3" >"$tmp/memfile3"
+	start_dlmd "$tmp/dlmd3.log" -f "$tmp/memfile3"
+	timeout 60 "$bin/dlmd" --transport verbs -f "$tmp/memfile3" 2>"$tmp/dlmd4.log"
+	out=$(timeout 120 "$rw" -t 12 -b 4096 -p 1024 2>&1)
+	kill -TERM "$dlmd"
+	wait "$dlmd"
+	kill -TERM "$ms3"
+	wait "$ms3"
+	if grep -q 'refused a connection: as many clients as --max-clients.*max_clients=1' "$tmp/ms3.log" &&
+	   grep -q 'as many clients as its --max-clients (raise its --max-clients' "$tmp/dlmd4.log" &&
+	   [[ $out == *"bad=0 "* ]]; then
+		ok "--max-clients 1 over verbs: the second queue pair rejected and logged on both sides, the first serves ($out)"
+	else
+		notok "--max-clients 1 over verbs ($out)"
+		diag "$tmp/ms3.log"
+		diag "$tmp/dlmd4.log"
+	fi
+else
+	notok "--max-clients 1 over verbs: the server starts"
+fi
+
+# 25
 kill -TERM "$ms2"
 wait "$ms2"
 rc=$?
