@@ -393,33 +393,19 @@ static void stop_clients(void)
 	pthread_mutex_unlock(&srv.lock);
 }
 
-static int parse_mb(const char *s, uint64_t *mb)
+/* A whole decimal number from 1 to MAX in *V, or -1. */
+static int parse_count(const char *s, uint64_t max, uint64_t *v)
 {
 	char *end;
-	unsigned long long v;
+	unsigned long long n;
 
 	if (*s < '0' || *s > '9')
 		return -1;
 	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v == 0 || v > MEMSERVER_MB_MAX)
+	n = strtoull(s, &end, 10);
+	if (errno || *end || n == 0 || n > max)
 		return -1;
-	*mb = v;
-	return 0;
-}
-
-static int parse_clients(const char *s, unsigned int *n)
-{
-	char *end;
-	unsigned long v;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v == 0 || v > MEMSERVER_CLIENTS_MAX)
-		return -1;
-	*n = (unsigned int)v;
+	*v = n;
 	return 0;
 }
 
@@ -442,7 +428,7 @@ int main(int argc, char **argv)
 	struct signalfd_siginfo si;
 	struct netaddr addr;
 	struct pollfd pfd[2];
-	uint64_t mb = 0;
+	uint64_t mb = 0, n;
 	long pages, psz;
 	sigset_t set;
 	int c, lfd, sfd, lvl, policy = DLM_SCHED_BATCH;
@@ -488,11 +474,12 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'C':
-			if (parse_clients(optarg, &srv.max_clients)) {
+			if (parse_count(optarg, MEMSERVER_CLIENTS_MAX, &n)) {
 				fprintf(stderr, "dlm-memserver: --max-clients '%s': give a whole number, 1 to %u\n",
 					optarg, MEMSERVER_CLIENTS_MAX);
 				return 2;
 			}
+			srv.max_clients = (unsigned int)n;
 			break;
 		case 'h':
 			usage(stdout);
@@ -521,7 +508,7 @@ int main(int argc, char **argv)
 			listen_s, why);
 		return 2;
 	}
-	if (parse_mb(size_s, &mb)) {
+	if (parse_count(size_s, MEMSERVER_MB_MAX, &mb)) {
 		fprintf(stderr, "dlm-memserver: --size '%s': give whole megabytes, 1 to %llu\n",
 			size_s, MEMSERVER_MB_MAX);
 		return 2;
