@@ -96,6 +96,9 @@ static void usage(FILE *f)
 "arguments.\n", AWG_NODES_MAX);
 }
 
+/* The kernel has AWG_VISIT_CHECK (node 0 checks each node's token). */
+static int visit_check;
+
 static int open_board(const char *dev)
 {
 	struct awg_api a = { .api = AWG_API_VERSION,
@@ -114,6 +117,7 @@ static int open_board(const char *dev)
 		close(fd);
 		return -1;
 	}
+	visit_check = !!(a.features & AWG_FEATURE_VISIT_CHECK);
 	return fd;
 }
 
@@ -223,7 +227,8 @@ static int visit(int fd, const void *in, uint32_t in_len, void *out,
  * Node 0: would the boards take the token a node replied (LEN bytes at
  * TOK)?  The board checks it (AWG_VISIT_CHECK) and the ring's id and live
  * nodes must be those node 0 sent round: else the node that replied it
- * is the one to drop, not the next one, whose board would refuse it.
+ * is the one to drop, not the next one, whose board would refuse it.  A
+ * kernel without AWG_VISIT_CHECK leaves that to the next board.
  */
 static int token_ok(int fd, const void *tok, uint32_t len, void *scratch,
 		    uint32_t live, uint32_t ring_id)
@@ -232,6 +237,8 @@ static int token_ok(int fd, const void *tok, uint32_t len, void *scratch,
 	uint32_t none;
 	int r;
 
+	if (!visit_check)
+		return 0;
 	r = visit(fd, tok, len, scratch, &none, AWG_VISIT_CHECK, 0, 0);
 	if (r)
 		return r;
@@ -311,6 +318,9 @@ static int run_hub(int fd, const struct opts *o)
 			ring_id = (uint32_t)getpid() << 8;
 	log_info("ring formed", "nodes=%d live_mask=%#x transport=%s ring_id=%u",
 		 o->nodes, live, o->transport, ring_id);
+	if (!visit_check)
+		log_warn("this kernel cannot check a node's token for the hub (no AWG_FEATURE_VISIT_CHECK)",
+			 "effect=\"a node that returns a malformed token makes the next node leave\"");
 
 	while (!stop) {
 		r = fresh ? visit(fd, NULL, 0, b, &len, AWG_VISIT_NEW, live, ring_id) :
