@@ -354,6 +354,7 @@ extern unsigned int dlm_request_timeout_ms;
 extern unsigned int dlm_reserve_dpages;
 extern unsigned int dlm_readahead_dpages;
 extern bool dlm_same_filled;
+extern bool dlm_pin_check;
 /* Smallest budget, in DLM pages, of a space that reads ahead. */
 #define DLM_RA_MIN_BUDGET	8
 

@@ -52,6 +52,8 @@ static bool dlm_frame_held(struct page *page, int base)
 {
 	int extra = dlm_frame_extra(page);
 
+	if (!READ_ONCE(dlm_pin_check))
+		return false;
 	return extra > base || (base - extra) % GUP_PIN_COUNTING_BIAS;
 }
 

@@ -62,6 +62,7 @@ cleanup() {
 	echo "$old_timeout" >$params/request_timeout_ms
 	echo Y >$params/same_filled
 	echo 0 >$params/max_user_requests
+	echo N >$params/pin_check
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -242,11 +243,13 @@ pin() {	# pin DESC MODE: dlm_pin MODE must succeed
 		notok "$1: status $? ($(tr '\n' ' ' <<<"$out"))"
 	fi
 }
+echo Y >$params/pin_check	# off by default (design.rst, Pinned pages)
 pin "a page held in a pipe is not evicted: the pipe and the program read it intact" evict
 pin "a held frame of a freed space stays out of the pool until released" free
 short_timeout	# request_timeout_ms bounds the wait for a victim
 pin "every resident page held: SIGBUS within the timeout, none once released" all
 healthy_timeout
+echo N >$params/pin_check
 
 # A second daemon cannot register while one is.
 if python3 -S "$fake" --pool-mb 8 2>"$tmp/second.err"; then
