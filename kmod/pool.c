@@ -52,8 +52,6 @@ static bool dlm_frame_held(struct page *page, int base)
 {
 	int extra = dlm_frame_extra(page);
 
-	if (!READ_ONCE(dlm_pin_check))
-		return false;
 	return extra > base || (base - extra) % GUP_PIN_COUNTING_BIAS;
 }
 
@@ -69,6 +67,8 @@ bool dlm_pool_frames_held(struct page **frames, unsigned long nr)
 	unsigned long i;
 	int base;
 
+	if (!READ_ONCE(dlm_pin_check))
+		return false;
 	/* Counts read after the caller's unmapping, as the zap left them. */
 	smp_mb();
 	base = dlm_frame_extra(witness);
@@ -92,7 +92,8 @@ static void dlm_pool_sweep_held_locked(void)
 	smp_mb();
 	base = dlm_frame_extra(dlm_pool[dlm_pool_nr]);
 	for_each_set_bit(i, dlm_pool_held, dlm_pool_nr) {
-		if (dlm_frame_held(dlm_pool[i], base))
+		if (READ_ONCE(dlm_pin_check) &&
+		    dlm_frame_held(dlm_pool[i], base))
 			continue;
 		clear_bit(i, dlm_pool_held);
 		clear_bit(i, dlm_pool_used);
@@ -199,7 +200,8 @@ void dlm_pool_region_free(unsigned long first, unsigned long nr_pages)
 	smp_mb();
 	base = dlm_frame_extra(dlm_pool[dlm_pool_nr]);
 	for (i = first; i < first + nr_pages; i++) {
-		if (dlm_frame_held(dlm_pool[i], base)) {
+		if (READ_ONCE(dlm_pin_check) &&
+		    dlm_frame_held(dlm_pool[i], base)) {
 			set_bit(i, dlm_pool_held);
 			held++;
 		} else {
