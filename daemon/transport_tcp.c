@@ -14,7 +14,8 @@
  *
  * Two threads per lane pipeline the requests: the sender takes
  * transfers off the queue, tags them, moves them to the in-flight FIFO and
- * sends them (a WRITE's payload straight from the pool); the receiver reads
+ * sends them (a WRITE's payload copied from the pool into the socket, never
+ * lent to it: see send_one); the receiver reads
  * the replies, which the server sends in order, matches each with the head
  * of the FIFO and receives a READ's payload straight into the pool.  The
  * receiver waits in poll() for the socket, so a reply wakes it and nothing
@@ -59,7 +60,6 @@ struct tconn;
 struct tlane {
 	struct tconn *conn;
 	int fd;
-	struct wire_pipe pipe;			/* for WRITE payloads */
 
 	pthread_mutex_t lock;
 	pthread_cond_t tx_cv;
@@ -151,9 +151,9 @@ static int send_one(struct tlane *l, struct dlm_xfer *x, char *why,
 		    size_t whylen)
 {
 	uint8_t hdr[WIRE_HDR_SIZE];
+	struct iovec iov[2];
 	struct wire_hdr h;
 	uint32_t len;
-	void *buf;
 	int r;
 
 	x->tag = l->next_tag++;
@@ -164,12 +164,19 @@ static int send_one(struct tlane *l, struct dlm_xfer *x, char *why,
 	h = wire_req(x->op == XFER_WRITE ? WIRE_OP_WRITE : WIRE_OP_READ,
 		     x->len, x->remote_off, x->tag);
 	len = x->op == XFER_WRITE ? x->len : 0;
-	buf = x->buf;
+	iov[1] = (struct iovec){ .iov_base = x->buf, .iov_len = len };
 	pthread_mutex_unlock(&l->lock);
 
-	/* The payload lent from buf, which stays unchanged until the reply. */
+	/*
+	 * The payload copied, not lent (wire_send_lent): the kernel counts a
+	 * reference on a pool frame that outlives the request as a program's
+	 * pin, and would not reuse the frame (design.rst, Pinned pages).  A
+	 * socket keeps lent pages past the reply (a receiver's deferred skb
+	 * free) and a dead connection keeps them for as long as it lives.
+	 */
 	wire_hdr_encode(hdr, &h);
-	r = wire_send_lent(l->fd, &l->pipe, hdr, sizeof(hdr), buf, len);
+	iov[0] = (struct iovec){ .iov_base = hdr, .iov_len = sizeof(hdr) };
+	r = wire_sendv(l->fd, iov, len ? 2 : 1);
 	if (r)
 		snprintf(why, whylen, "send: %s",
 			 r == -EAGAIN ? "timed out" : strerror(-r));
@@ -398,7 +405,6 @@ static void tcp_free(struct tconn *c)
 	for (i = 0; i < TCP_LANES; i++) {
 		if (c->lane[i].fd >= 0)
 			close(c->lane[i].fd);
-		wire_pipe_close(&c->lane[i].pipe);
 		pthread_mutex_destroy(&c->lane[i].lock);
 		pthread_cond_destroy(&c->lane[i].tx_cv);
 	}
@@ -506,7 +512,6 @@ static int tcp_open(struct tconn **out, const struct netaddr *addr,
 	for (i = 0; i < TCP_LANES; i++) {
 		c->lane[i].conn = c;
 		c->lane[i].fd = -1;
-		c->lane[i].pipe = (struct wire_pipe)WIRE_PIPE_INIT;
 		pthread_mutex_init(&c->lane[i].lock, NULL);
 		pthread_cond_init(&c->lane[i].tx_cv, NULL);
 	}

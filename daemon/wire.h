@@ -209,10 +209,13 @@ int wire_discard(int fd, uint64_t len);
  * do): vmsplice() lends its pages to a pipe, splice() moves them to the
  * socket.  The receiver still copies once.  The payload's memory must
  * stay unchanged until the peer has answered the message (it may be read
- * until then), which holds for a WRITE (the frame is kept until the
- * reply) and for a READ reply (the client reuses those bytes only after
- * it has received them).  Memory that cannot be lent (vmsplice() fails)
- * is sent by copy, as wire_sendv does.
+ * until then), which holds for dlm-memserver's READ replies (the client
+ * reuses those bytes only after it has received them).  The socket may
+ * hold the pages past the answer, for as long as the connection lives if
+ * it dies: dlmd copies its WRITEs from the frame pool instead, whose
+ * frames the kernel must find unreferenced once a request is over
+ * (transport_tcp.c).  Memory that cannot be lent (vmsplice() fails) is
+ * sent by copy, as wire_sendv does.
  *
  * struct wire_pipe: the pipe of one sending thread or connection (one
  * send at a time); .fd[0] -1 until the first send opens it.

@@ -63,10 +63,10 @@ module_param_named(same_filled, dlm_same_filled, bool, 0644);
 MODULE_PARM_DESC(same_filled,
 		 "Keep a written remote DLM page that holds one repeated 8-byte value as that value instead of storing it, as zswap does (default Y)");
 
-bool dlm_pin_check;
+bool dlm_pin_check = true;
 module_param_named(pin_check, dlm_pin_check, bool, 0644);
 MODULE_PARM_DESC(pin_check,
-		 "Never reuse a pool frame another kernel user holds (vmsplice, O_DIRECT, RDMA); default N: dlmd's own transient references are not yet told apart, so frames can look held after a memory server dies (Documentation/design.rst, Pinned pages)");
+		 "Never reuse a pool frame that another kernel user holds (vmsplice, O_DIRECT, RDMA) for another DLM page (default Y; Documentation/design.rst, Pinned pages)");
 
 struct dlm_limits dlm_limits;
 

@@ -26,7 +26,7 @@ if ! command -v python3 >/dev/null; then
 	echo "1..0 # SKIP needs python3 for fake_dlmd.py"
 	exit $KSFT_SKIP
 fi
-echo "1..57"
+echo "1..58"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
@@ -56,13 +56,13 @@ start_daemon() {	# start_daemon MODE
 	return 1
 }
 
-old_timeout=$(cat $params/request_timeout_ms)
+old_timeout=$(cat $params/request_timeout_ms) old_pin=$(cat $params/pin_check)
 cleanup() {
 	stop_daemon
 	echo "$old_timeout" >$params/request_timeout_ms
 	echo Y >$params/same_filled
 	echo 0 >$params/max_user_requests
-	echo N >$params/pin_check
+	echo "$old_pin" >$params/pin_check
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -243,13 +243,17 @@ pin() {	# pin DESC MODE: dlm_pin MODE must succeed
 		notok "$1: status $? ($(tr '\n' ' ' <<<"$out"))"
 	fi
 }
-echo Y >$params/pin_check	# off by default (design.rst, Pinned pages)
+if [[ $old_pin == Y ]]; then
+	ok "pin_check is on by default"
+else
+	notok "pin_check is $old_pin: dlmem.ko was loaded with pin_check=N, or its default changed"
+fi
+echo Y >$params/pin_check
 pin "a page held in a pipe is not evicted: the pipe and the program read it intact" evict
 pin "a held frame of a freed space stays out of the pool until released" free
 short_timeout	# request_timeout_ms bounds the wait for a victim
 pin "every resident page held: SIGBUS within the timeout, none once released" all
 healthy_timeout
-echo N >$params/pin_check
 
 # A second daemon cannot register while one is.
 if python3 -S "$fake" --pool-mb 8 2>"$tmp/second.err"; then

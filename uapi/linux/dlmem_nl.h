@@ -26,6 +26,10 @@
  * register it for RDMA, with the rest of the pool: the kernel reads on it
  * the references the daemon holds on every frame, and takes any frame
  * holding more for held by another kernel user, which is then not reused.
+ * So a request's frames must carry no other reference of the daemon's
+ * once it is completed: send a STORE's frames by copy, or wait until the
+ * socket or device has let them go (a page lent to a socket with
+ * vmsplice() can stay referenced long after the peer's reply).
  *
  * One daemon is registered at a time (REGISTER by another socket: EBUSY).
  * Every command needs CAP_SYS_ADMIN.  The daemon is gone when it
