@@ -171,8 +171,9 @@ static int send_one(struct tlane *l, struct dlm_xfer *x, char *why,
 	 * The payload copied, not lent (wire_send_lent): the kernel counts a
 	 * reference on a pool frame that outlives the request as a program's
 	 * pin, and would not reuse the frame (design.rst, Pinned pages).  A
-	 * socket keeps lent pages past the reply (a receiver's deferred skb
-	 * free) and a dead connection keeps them for as long as it lives.
+	 * socket can keep lent pages past the reply (on this machine, until
+	 * the receiver's socket buffers are freed, which the kernel may
+	 * defer), and a dead connection keeps them for as long as it lives.
 	 */
 	wire_hdr_encode(hdr, &h);
 	iov[0] = (struct iovec){ .iov_base = hdr, .iov_len = sizeof(hdr) };
