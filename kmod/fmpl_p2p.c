@@ -133,6 +133,9 @@ int fmpl_match_recv(struct fmpl_ep *ep, struct fmpl_req *rq,
 	int ret = n ? fmpl_copy_to_pages(&rq->pg, src, n) : 0;
 	int err = ret ?: (size > rq->size ? -EMSGSIZE : 0);
 
+	/* A sender killed in the copy leaves the world: so @rq learns. */
+	if (ret && fatal_signal_pending(current))
+		err = -ECONNRESET;
 	fmpl_unpin(&rq->pg);
 	spin_lock(&w->lock);
 	fmpl_complete_locked(rq, err, ret ? 0 : n, mai, ep->rank);

@@ -137,6 +137,12 @@ void *fmpl_vmap(struct fmpl_pages *pg)
  * copies chunks until none are left.  The caller copies chunks too, then
  * takes back the helpers that never started (cancel_work_sync()), so with
  * no idle CPU the copy costs what it did alone.
+ *
+ * A helper takes no page fault: one on memory whose fault waits for user
+ * space (userfaultfd, FUSE) would hold it, and the caller in
+ * cancel_work_sync(), beyond the reach of any signal.  It leaves the chunk
+ * that would fault to the caller, who takes the fault itself (killably)
+ * once the helpers are back, and stops.
  */
 #define FMPL_CHUNK	(128U << 10)
 #define FMPL_HELPERS_MAX 8
@@ -161,10 +167,14 @@ struct fmpl_copy {
 struct fmpl_helper {
 	struct work_struct work;
 	struct fmpl_copy *c;
+	u64 left;		/* a chunk left to the caller, or U64_MAX */
 };
 
-/* Copy bytes [@pos, @pos + @n) of message @c. */
-static int fmpl_copy_range(struct fmpl_copy *c, u64 pos, u64 n)
+/*
+ * Copy bytes [@pos, @pos + @n) of message @c; @nofault: fail (-EFAULT)
+ * rather than take a page fault.
+ */
+static int fmpl_copy_range(struct fmpl_copy *c, u64 pos, u64 n, bool nofault)
 {
 	u64 at = c->pg->offset + pos, done = 0;
 	unsigned int i = at >> PAGE_SHIFT, off = offset_in_page(at);
@@ -174,12 +184,16 @@ static int fmpl_copy_range(struct fmpl_copy *c, u64 pos, u64 n)
 		void *va = kmap_local_page(c->pg->pages[i]);
 		unsigned long left;
 
+		if (nofault)
+			pagefault_disable();
 		if (c->to_pages)
 			left = copy_from_user(va + off, c->user + pos + done,
 					      len);
 		else
 			left = copy_to_user(c->user + pos + done, va + off,
 					    len);
+		if (nofault)
+			pagefault_enable();
 		kunmap_local(va);
 		if (c->to_pages) {
 			flush_dcache_page(c->pg->pages[i]);
@@ -192,8 +206,17 @@ static int fmpl_copy_range(struct fmpl_copy *c, u64 pos, u64 n)
 	return 0;
 }
 
-/* Take and copy chunks of @c until there are none left. */
-static void fmpl_copy_chunks(struct fmpl_copy *c)
+static u64 fmpl_chunk_len(struct fmpl_copy *c, u64 pos)
+{
+	return min_t(u64, FMPL_CHUNK, c->n - pos);
+}
+
+/*
+ * Take and copy chunks of @c until there are none left.  With @h, for a
+ * helper: without faults, and stop at a chunk that would fault, left in
+ * h->left.
+ */
+static void fmpl_copy_chunks(struct fmpl_copy *c, struct fmpl_helper *h)
 {
 	u64 pos;
 	int ret;
@@ -202,8 +225,11 @@ static void fmpl_copy_chunks(struct fmpl_copy *c)
 		pos = (u64)atomic_inc_return(&c->next) * FMPL_CHUNK;
 		if (pos >= c->n)
 			return;
-		ret = fmpl_copy_range(c, pos, min_t(u64, FMPL_CHUNK,
-						    c->n - pos));
+		ret = fmpl_copy_range(c, pos, fmpl_chunk_len(c, pos), !!h);
+		if (ret && h) {
+			h->left = pos;
+			return;
+		}
 		if (ret)
 			cmpxchg(&c->ret, 0, ret);
 	}
@@ -214,7 +240,7 @@ static void fmpl_helper_work(struct work_struct *work)
 	struct fmpl_helper *h = container_of(work, struct fmpl_helper, work);
 
 	kthread_use_mm(h->c->mm);
-	fmpl_copy_chunks(h->c);
+	fmpl_copy_chunks(h->c, h);
 	kthread_unuse_mm(h->c->mm);
 }
 
@@ -231,17 +257,22 @@ static int fmpl_copy(struct fmpl_pages *pg, void __user *user, u64 n,
 		  (unsigned int)FMPL_HELPERS_MAX);
 	nh = min_t(u64, nh, div_u64(n, FMPL_CHUNK) - (n >= FMPL_CHUNK));
 	if (!nh || !c.mm || !fmpl_copy_wq)
-		return fmpl_copy_range(&c, 0, n);
+		return fmpl_copy_range(&c, 0, n, false);
 	for (i = 0; i < nh; i++) {
 		h[i].c = &c;
+		h[i].left = U64_MAX;
 		INIT_WORK_ONSTACK(&h[i].work, fmpl_helper_work);
 		queue_work(fmpl_copy_wq, &h[i].work);
 	}
-	fmpl_copy_chunks(&c);
+	fmpl_copy_chunks(&c, NULL);
 	for (i = 0; i < nh; i++) {
 		/* Not started: nothing left for it.  Running: finishing. */
 		cancel_work_sync(&h[i].work);
 		destroy_work_on_stack(&h[i].work);
+		if (h[i].left != U64_MAX && !c.ret)
+			c.ret = fmpl_copy_range(&c, h[i].left,
+						fmpl_chunk_len(&c, h[i].left),
+						false);
 	}
 	return c.ret;
 }

@@ -7,10 +7,15 @@
  * fail; permissions of a world created by root for a process that
  * setuid()s to 65534 (refused by default, allowed with FMPL_MODE=any, and
  * with FMPL_MODE=group when it keeps the group); the join timeout; a rank
- * taken twice; a size that does not match.
+ * taken twice; a size that does not match; a rank copying a message out of
+ * userfaultfd memory nobody serves dies of SIGKILL.
  */
 #define _GNU_SOURCE
 #include <grp.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+#include <linux/userfaultfd.h>
 
 #include "kselftest_harness.h"
 #include <fmpl.h>
@@ -397,6 +402,111 @@ TEST(rank_taken_twice_or_size_or_count_mismatch)
 		b->mode = m;
 		RUN_RANKS(2, clash_rank, b);
 	}
+}
+
+/*
+ * A userfaultfd that nobody reads, on @len bytes of fresh anonymous memory:
+ * every access to them waits for ever, as one to a FUSE file whose server
+ * hangs.  NULL (errno set) where userfaultfd is not allowed.
+ */
+static void *unserved_memory(size_t len, int *fd)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	void *p;
+
+	*fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (*fd < 0)
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	reg.range.start = (uintptr_t)p;
+	reg.range.len = len;
+	if (p == MAP_FAILED || ioctl(*fd, UFFDIO_API, &api) ||
+	    ioctl(*fd, UFFDIO_REGISTER, &reg)) {
+		close(*fd);
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * Rank 1 posts a 1 MB receive; rank 0 sends into it from unserved memory,
+ * so the copy (its own part and the copy helpers') waits on faults.
+ */
+static void unserved_rank(struct __test_metadata *_metadata, int rank,
+			  int size, void *arg)
+{
+	struct board *b = arg;
+	fmpl_status st;
+	void *buf;
+	int ier = -1, fd;
+
+	(void)size;
+	INIT(2);
+	if (rank == 1) {
+		buf = malloc(b->len);
+		ASSERT_NE(NULL, buf);
+		ASSERT_EQ(FMPL_SUCCESS,
+			  fmpl_irecv(buf, b->len, 0, 0, WORLD, &ier));
+		set_ready(b, 1);
+		fmpl_irecv_wait_status(0, 0, WORLD, &st, &ier);
+		ASSERT_EQ(FMPL_ERR_PEER, ier);
+		return;
+	}
+	buf = unserved_memory(b->len, &fd);
+	ASSERT_NE(NULL, buf);
+	wait_ready(b, 1);
+	set_ready(b, 0);
+	fmpl_send(buf, b->len, 1, 0, WORLD, &ier);
+	TH_LOG("fmpl_send from unserved memory returned (ier %d)", ier);
+	_metadata->passed = 0;
+}
+
+/*
+ * A rank copying a message out of memory whose faults wait for user space
+ * dies of SIGKILL within a second.  The kernel's copy helpers (with 2 CPUs
+ * or more) never wait on such a fault: before 2026-12-02 one did, and the
+ * rank stayed in D state, unkillable, for ever.
+ */
+TEST(rank_copying_from_unserved_userfaultfd_memory_dies_of_sigkill)
+{
+	struct board *b = shared(sizeof(*b));
+	pid_t pids[RANKS_MAX];
+	int fd, status = 0, k;
+	void *probe;
+
+	ASSERT_NE(NULL, b);
+	b->len = 1 * MB;
+	probe = unserved_memory(b->len, &fd);
+	if (!probe)
+		SKIP(return, "userfaultfd: %s (needs root or vm.unprivileged_userfaultfd=1)",
+		     strerror(errno));
+	close(fd);
+	munmap(probe, b->len);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		TH_LOG("one CPU: no copy helper runs, the helpers go untested");
+
+	start_ranks(_metadata, 2, unserved_rank, b, pids);
+	wait_ready(b, 0);
+	sleep_ms(300);		/* rank 0 into the copy */
+	b->kill_t = now_s();
+	kill(pids[0], SIGKILL);
+	for (k = 0; k < 1000; k++) {
+		if (waitpid(pids[0], &status, WNOHANG) == pids[0])
+			break;
+		sleep_ms(10);
+	}
+	if (k == 1000) {
+		TH_LOG("rank 0 is still there 10 s after SIGKILL (D state?)");
+		kill(pids[1], SIGKILL);
+		ASSERT_LT(k, 1000);
+	}
+	TH_LOG("rank 0 reaped %.3f s after SIGKILL", now_s() - b->kill_t);
+	ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	ASSERT_LT(now_s() - b->kill_t, 1.0);
+	pids[0] = pids[1];
+	ASSERT_EQ(0, wait_ranks(_metadata, 1, pids));
 }
 
 #include "fmpl_main.h"
