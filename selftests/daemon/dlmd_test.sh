@@ -43,7 +43,8 @@ echo "1..16"
 ok "dlmem.ko loaded"
 params=/sys/module/dlmem/parameters
 held_msgs() { dmesg | grep -c "held by another kernel user\|still referenced by another"; }
-held0=$(cat /sys/class/misc/dlm/stats/held_skips) msgs0=$(held_msgs)
+held_skips=/sys/class/misc/dlm/stats/held_skips
+held0=$(cat $held_skips) msgs0=$(held_msgs)
 old_pin=$(cat $params/pin_check)
 echo Y >$params/pin_check
 # shellcheck disable=SC2317	# run by the trap
@@ -166,7 +167,7 @@ check after "a 40 MB space on the surviving server works"
 # reference outliving its request, which the kernel cannot tell from a
 # program's (a STORE's frames lent to the socket, as dlmd once did, stay
 # referenced after the reply and in a dead connection: #12 then failed).
-held=$(($(cat /sys/class/misc/dlm/stats/held_skips) - held0))
+held=$(($(cat $held_skips) - held0))
 msgs=$(($(held_msgs) - msgs0))
 if ((held == 0 && msgs == 0)); then
 	ok "no frame looked held by another kernel user (pin_check=Y, a server killed under load)"
