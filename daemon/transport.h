@@ -46,6 +46,7 @@ struct dlm_xfer {
 	/* private to the transport */
 	struct dlm_xfer *next;
 	uint64_t tag;
+	uint64_t ring_end;	/* tcp: bounce ring freed by the reply, or 0 */
 };
 
 struct tconn;

@@ -14,8 +14,8 @@
  *
  * Two threads per lane pipeline the requests: the sender takes
  * transfers off the queue, tags them, moves them to the in-flight FIFO and
- * sends them (a WRITE's payload copied from the pool into the socket, never
- * lent to it: see send_one); the receiver reads
+ * sends them (a WRITE's payload copied from the pool into the lane's bounce
+ * ring and lent to the socket from there: see send_one); the receiver reads
  * the replies, which the server sends in order, matches each with the head
  * of the FIFO and receives a READ's payload straight into the pool.  The
  * receiver waits in poll() for the socket, so a reply wakes it and nothing
@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -60,6 +61,9 @@ struct tconn;
 struct tlane {
 	struct tconn *conn;
 	int fd;
+	struct wire_pipe pipe;			/* lends the bounce ring */
+	char *ring;		/* the write lane's bounce ring, or NULL */
+	uint64_t ring_head, ring_tail;	/* bytes taken, bytes freed (lock) */
 
 	pthread_mutex_t lock;
 	pthread_cond_t tx_cv;
@@ -81,6 +85,13 @@ struct tconn {
 	int dying, stopping;
 	struct tlane lane[TCP_LANES];
 };
+
+/*
+ * The write lane's bounce ring: WRITE payloads in flight, in send order,
+ * each freed by its reply.  It holds eight 1 MB DLM pages; a WRITE that
+ * finds no room is copied into the socket instead (see send_one).
+ */
+#define TCP_RING_SIZE	(8u << 20)
 
 /* Largest WRITE its submitter sends itself (a READ sends a header only). */
 #define TCP_INLINE_MAX	(64 * 1024)
@@ -142,6 +153,29 @@ static void tcp_die(struct tconn *c, const char *why)
 }
 
 /*
+ * LEN bytes of L's bounce ring for a WRITE, or NULL when it has no room:
+ * in send order, contiguous (the end of the ring skipped if need be); the
+ * reply frees them with everything taken before, by setting ring_tail to
+ * *END.  L locked, by the one sender.
+ */
+static char *ring_take(struct tlane *l, uint32_t len, uint64_t *end)
+{
+	uint64_t pos = l->ring_head % TCP_RING_SIZE, skip = 0;
+
+	if (!l->ring || len > TCP_RING_SIZE)
+		return NULL;
+	if (pos + len > TCP_RING_SIZE)
+		skip = TCP_RING_SIZE - pos;
+	if (l->ring_head + skip + len - l->ring_tail > TCP_RING_SIZE)
+		return NULL;
+	l->ring_head += skip;
+	pos = l->ring_head % TCP_RING_SIZE;
+	l->ring_head += len;
+	*end = l->ring_head;
+	return l->ring + pos;
+}
+
+/*
  * Send X on L.  Called with l->lock held and l->sending set by the
  * caller; returns with the lock dropped, l->sending still set, 0 or a
  * message in WHY.  X may be completed (and freed) by tcp_die from the
@@ -153,10 +187,12 @@ static int send_one(struct tlane *l, struct dlm_xfer *x, char *why,
 	uint8_t hdr[WIRE_HDR_SIZE];
 	struct iovec iov[2];
 	struct wire_hdr h;
+	char *bounce = NULL;
 	uint32_t len;
 	int r;
 
 	x->tag = l->next_tag++;
+	x->ring_end = 0;
 	if (!l->f_head)
 		l->progress_ns = now_ns();
 	/* In flight before it is sent: the reply may be quick. */
@@ -165,19 +201,33 @@ static int send_one(struct tlane *l, struct dlm_xfer *x, char *why,
 		     x->len, x->remote_off, x->tag);
 	len = x->op == XFER_WRITE ? x->len : 0;
 	iov[1] = (struct iovec){ .iov_base = x->buf, .iov_len = len };
+	if (len)
+		bounce = ring_take(l, len, &x->ring_end);
 	pthread_mutex_unlock(&l->lock);
 
 	/*
-	 * The payload copied, not lent (wire_send_lent): the kernel counts a
-	 * reference on a pool frame that outlives the request as a program's
-	 * pin, and would not reuse the frame (design.rst, Pinned pages).  A
-	 * socket can keep lent pages past the reply (on this machine, until
-	 * the receiver's socket buffers are freed, which the kernel may
-	 * defer), and a dead connection keeps them for as long as it lives.
+	 * A pool frame is never lent to the socket: the kernel counts a
+	 * reference on it that outlives the request as a program's pin, and
+	 * would not reuse the frame (design.rst, Pinned pages), and a socket
+	 * can keep lent pages past the reply (on this machine, until the
+	 * receiver's socket buffers are freed, which the kernel may defer)
+	 * and a dead connection for as long as it lives.  The payload is
+	 * copied into the bounce ring in user space and lent from there: the
+	 * server has received every byte of it when it replies, so that the
+	 * reply may free it for reuse, whoever still holds its pages.  Under
+	 * TCG a user-space copy is ten times as fast as the kernel's (rep
+	 * movsb a byte at a time).  Without room in the ring, it is copied
+	 * into the socket.
 	 */
 	wire_hdr_encode(hdr, &h);
 	iov[0] = (struct iovec){ .iov_base = hdr, .iov_len = sizeof(hdr) };
-	r = wire_sendv(l->fd, iov, len ? 2 : 1);
+	if (bounce) {
+		memcpy(bounce, iov[1].iov_base, len);
+		r = wire_send_lent(l->fd, &l->pipe, hdr, sizeof(hdr), bounce,
+				   len);
+	} else {
+		r = wire_sendv(l->fd, iov, len ? 2 : 1);
+	}
 	if (r)
 		snprintf(why, whylen, "send: %s",
 			 r == -EAGAIN ? "timed out" : strerror(-r));
@@ -301,9 +351,13 @@ static void *rx_main(void *arg)
 			break;
 		}
 		x = xfer_list_pop(&l->f_head, &l->f_tail);
-		if (x)
+		if (x) {
 			__atomic_fetch_sub(&l->pending, x->len,
 					   __ATOMIC_RELAXED);
+			/* Answered: the server has all its payload. */
+			if (x->ring_end)
+				l->ring_tail = x->ring_end;
+		}
 		l->progress_ns = now_ns();
 		pthread_mutex_unlock(&l->lock);
 		if (!x) {
@@ -406,6 +460,9 @@ static void tcp_free(struct tconn *c)
 	for (i = 0; i < TCP_LANES; i++) {
 		if (c->lane[i].fd >= 0)
 			close(c->lane[i].fd);
+		wire_pipe_close(&c->lane[i].pipe);
+		if (c->lane[i].ring)
+			munmap(c->lane[i].ring, TCP_RING_SIZE);
 		pthread_mutex_destroy(&c->lane[i].lock);
 		pthread_cond_destroy(&c->lane[i].tx_cv);
 	}
@@ -513,9 +570,16 @@ static int tcp_open(struct tconn **out, const struct netaddr *addr,
 	for (i = 0; i < TCP_LANES; i++) {
 		c->lane[i].conn = c;
 		c->lane[i].fd = -1;
+		c->lane[i].pipe = (struct wire_pipe)WIRE_PIPE_INIT;
 		pthread_mutex_init(&c->lane[i].lock, NULL);
 		pthread_cond_init(&c->lane[i].tx_cv, NULL);
 	}
+	/* Without a ring (no memory), every WRITE is copied into the socket. */
+	c->lane[LANE_WRITE].ring = mmap(NULL, TCP_RING_SIZE,
+					PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c->lane[LANE_WRITE].ring == MAP_FAILED)
+		c->lane[LANE_WRITE].ring = NULL;
 	for (i = 0; i < TCP_LANES && !r; i++) {
 		r = lane_open(c, &c->lane[i], addr, &lane_size, err, errlen);
 		if (!r && !i)

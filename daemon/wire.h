@@ -210,10 +210,11 @@ int wire_discard(int fd, uint64_t len);
  * socket.  The receiver still copies once.  The payload's memory must
  * stay unchanged until the peer has answered the message (it may be read
  * until then), which holds for dlm-memserver's READ replies (the client
- * reuses those bytes only after it has received them).  The socket may
- * hold the pages past the answer, for as long as the connection lives if
- * it dies: dlmd copies its WRITEs from the frame pool instead, whose
- * frames the kernel must find unreferenced once a request is over
+ * reuses those bytes only after it has received them) and for dlmd's
+ * WRITEs from its bounce ring (reused once the server has answered).  The
+ * socket may hold the pages past the answer, for as long as the
+ * connection lives if it dies: dlmd therefore never lends the frame pool,
+ * whose frames the kernel must find unreferenced once a request is over
  * (transport_tcp.c).  Memory that cannot be lent (vmsplice() fails) is
  * sent by copy, as wire_sendv does.
  *
