@@ -10,6 +10,8 @@
  * lane), also when it only partly overlaps; that a READ of other bytes
  * does not wait for the 1 MB WRITEs queued before it (the lanes work),
  * nor for a large READ before it (it takes the other read lane);
+ * that WRITEs more than the write lane's bounce ring holds, of a size
+ * that makes it wrap, and one larger than it, are stored byte for byte;
  * that stop() completes everything pending exactly once, with no dead()
  * call; and that a server killed (SIGKILL, PID) with transfers on both
  * lanes is dead() once, every transfer completes once, and later ones
@@ -123,6 +125,7 @@ static int open_conn(const char *port)
 int main(int argc, char **argv)
 {
 	uint8_t *w = malloc(8 * MiB), *rd = malloc(8 * MiB), *want = malloc(MiB);
+	uint8_t *big = malloc(12 * MiB), *back = malloc(12 * MiB);
 	int i, k, ok, bad;
 	pid_t pid;
 
@@ -132,7 +135,11 @@ int main(int argc, char **argv)
 	}
 	pid = (pid_t)atoi(argv[2]);
 	log_init("test-tcp", DLOG_WARN);
-	tap_plan(9);
+	if (!w || !rd || !want || !big || !back) {
+		fprintf(stderr, "test-tcp: out of memory\n");
+		return 2;
+	}
+	tap_plan(10);
 
 	tap_ok(open_conn(argv[1]) == 0, "connected, the server says 16 MiB");
 
@@ -215,6 +222,37 @@ int main(int argc, char **argv)
 	       "a 4 KB READ behind an 8 MB READ completes first, most times (%d of 8 not; one lane: 8), the 8 MB intact",
 	       bad);
 
+	/*
+	 * The write lane's bounce ring (8 MiB, transport_tcp.c): 40 WRITEs
+	 * of 300 KiB submitted at once, 12 MiB, so that the ring wraps
+	 * (skipping its end) and fills (the rest go by copy), twice with
+	 * other bytes in the same places (the ring reused), then one WRITE
+	 * larger than the ring.  A part of the ring reused before the server
+	 * had all of its WRITE would store another WRITE's bytes.
+	 */
+	ok = 1;
+	for (k = 0; k < 2 && ok; k++) {
+		fill(big, 12000 * KiB, 4000 + (unsigned int)k);
+		for (i = 0; i < 40; i++)
+			submit(i, XFER_WRITE, (uint64_t)i * 300 * KiB, 300 * KiB,
+			       big + (uint64_t)i * 300 * KiB);
+		ok = !wait_all(40);
+		for (i = 0; i < 40; i++)
+			ok &= !txs[i].status;
+		memset(back, 0, 12000 * KiB);
+		ok = ok && transport_io(&transport_tcp, c, XFER_READ, 0,
+					12000 * KiB, back) == 0 &&
+		     !memcmp(back, big, 12000 * KiB);
+	}
+	if (ok) {	/* txs[] may still be in flight otherwise */
+		fill(big, 9 * MiB, 4100);
+		submit(0, XFER_WRITE, MiB, 9 * MiB, big);
+		ok = !wait_all(1) && !txs[0].status &&
+		     transport_io(&transport_tcp, c, XFER_READ, MiB, 9 * MiB,
+				  back) == 0 && !memcmp(back, big, 9 * MiB);
+	}
+	tap_ok(ok, "40 WRITEs of 300 KiB at once (more than the bounce ring, which wraps), twice, and one of 9 MiB are stored, byte for byte");
+
 	/* stop() with transfers queued on both lanes. */
 	for (i = 0; i < 16; i++)
 		submit(i, i % 2 ? XFER_READ : XFER_WRITE, (uint64_t)i * 512 * KiB,
@@ -253,5 +291,7 @@ int main(int argc, char **argv)
 	free(w);
 	free(rd);
 	free(want);
+	free(big);
+	free(back);
 	return tap_done();
 }

@@ -10,7 +10,7 @@ set -uo pipefail
 
 need "$bin/dlm-memserver" "$tests/test-tcp"
 echo "TAP version 13"
-echo "1..$((1 + 9))"
+echo "1..$((1 + 10))"
 
 if ! start_memserver ms 16; then
 	notok "memory server starts"
@@ -18,5 +18,5 @@ if ! start_memserver ms 16; then
 fi
 ok "a 16 MB memory server on 127.0.0.1"
 
-subtests 9 "$tests/test-tcp" "$MS_PORT" "$MS_PID"
+subtests 10 "$tests/test-tcp" "$MS_PORT" "$MS_PID"
 exit "$fail"
