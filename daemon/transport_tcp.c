@@ -580,6 +580,8 @@ static int tcp_open(struct tconn **out, const struct netaddr *addr,
 					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (c->lane[LANE_WRITE].ring == MAP_FAILED)
 		c->lane[LANE_WRITE].ring = NULL;
+	else	/* lent pages stay ours: no copy-on-write after a fork */
+		madvise(c->lane[LANE_WRITE].ring, TCP_RING_SIZE, MADV_DONTFORK);
 	for (i = 0; i < TCP_LANES && !r; i++) {
 		r = lane_open(c, &c->lane[i], addr, &lane_size, err, errlen);
 		if (!r && !i)
