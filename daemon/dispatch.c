@@ -22,7 +22,7 @@
 #include "placement.h"
 
 struct dserver {
-	const char *name;
+	char *name;			/* a copy: the caller's may go */
 	uint64_t capacity;		/* configured, then min(., hello) */
 	struct tconn *conn;		/* NULL: never connected */
 	int dead;
@@ -109,10 +109,20 @@ struct dispatch *dispatch_create(const struct dispatch_cfg *cfg,
 	d->nservers = nservers;
 	pthread_mutex_init(&d->lock, NULL);
 	for (i = 0; i < nservers; i++) {
-		d->servers[i].name = names[i];
+		d->servers[i].name = strdup(names[i]);
+		if (!d->servers[i].name)
+			goto free_names;
 		d->servers[i].capacity = capacity[i];
 	}
 	return d;
+
+free_names:
+	while (i--)
+		free(d->servers[i].name);
+	pthread_mutex_destroy(&d->lock);
+	free(d->servers);
+	free(d);
+	return NULL;
 }
 
 void dispatch_attach(struct dispatch *d, unsigned int i, struct tconn *c,
@@ -739,6 +749,8 @@ void dispatch_destroy(struct dispatch *d)
 			d->cfg.tops->close(d->servers[i].conn);
 	pl_destroy(d->pl);
 	pthread_mutex_destroy(&d->lock);
+	for (i = 0; i < d->nservers; i++)
+		free(d->servers[i].name);
 	free(d->servers);
 	free(d);
 }

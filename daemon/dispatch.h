@@ -53,8 +53,9 @@ struct dispatch_cfg {
 struct dispatch;
 
 /*
- * NSERVERS memory servers in rank order, named NAMES[i] in logs, with
- * CAPACITY[i] bytes each as configured.  Then, for each server, either
+ * NSERVERS memory servers in rank order, named NAMES[i] in logs (copied:
+ * the caller may free NAMES then), with CAPACITY[i] bytes each as
+ * configured.  Then, for each server, either
  * dispatch_attach() a connection or dispatch_server_dead(); then
  * dispatch_start().
  */

@@ -159,11 +159,22 @@ if survey s2 -t 32 -b 4096 -p 1024; then
 	start=$(date +%s)
 	survey_result s2
 	secs=$(($(date +%s) - start))
-	if [[ $rc == 0 && $wrong == 0 ]] && ((lost >= 24 && secs < 60)); then
-		ok "both servers gone: $lost stored DLM pages SIGBUS, $intact resident intact, none wrong, ${secs} s"
+	# The pair's death is logged under the name it connected with
+	# (once a use after free printed garbage there).
+	pair=$(sed -n 's/.*msg="memory server connected" rank=1 addr=\([^ ]*\) .*/\1/p' \
+		"$tmp/one.dlmd.log" | head -1)
+	named=0
+	for _ in {1..50}; do
+		[[ -n $pair ]] && grep -qF "msg=\"memory server dead: its pages fail with EIO, new pages go to the others\" rank=1 addr=$pair " \
+			"$tmp/one.dlmd.log" && named=1 && break
+		sleep 0.1
+	done
+	if [[ $rc == 0 && $wrong == 0 ]] && ((lost >= 24 && secs < 60 && named)); then
+		ok "both servers gone: $lost stored DLM pages SIGBUS, $intact resident intact, none wrong, ${secs} s; logged as $pair"
 	else
-		notok "both gone: exit $rc intact=$intact lost=$lost wrong=$wrong in ${secs} s"
+		notok "both gone: exit $rc intact=$intact lost=$lost wrong=$wrong in ${secs} s, death logged under the pair's name: $named"
 		diag "$tmp/s2.out"
+		grep -F 'memory server dead' "$tmp/one.dlmd.log" | diag /dev/stdin
 	fi
 else
 	notok "second survey did not start"

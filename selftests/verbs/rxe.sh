@@ -12,7 +12,12 @@
 # listens in the initial network namespace, so namespaces do not help.)
 # Sets LA and LB (link-local addresses of va and vb).  1 on failure, with
 # the reason on stdout as TAP comments.
-# rxe_teardown: remove both.
+# Also raises net.core.netdev_max_backlog: a veth delivers through the
+# per-CPU backlog, which overflows at the default 1000 packets under
+# emulation; the dropped packets are then retried by soft-RoCE, and
+# rdma_rxe of 6.1 can mishandle the retry (a WARN in rxe_completer and a
+# flushed queue pair).
+# rxe_teardown: remove both, restore the backlog.
 # rxe_rx_bytes: bytes va received (RDMA READ responses, WRITE ACKs).
 
 rxe_setup() {
@@ -23,6 +28,8 @@ rxe_setup() {
 		echo "# rdma (iproute2) missing: make deps"
 		return 1
 	fi
+	RXE_BACKLOG0=$(sysctl -n net.core.netdev_max_backlog)
+	sysctl -qw net.core.netdev_max_backlog=100000
 	ip link add va type veth peer name vb || return 1
 	ip link set va mtu 9000 up && ip link set vb mtu 9000 up || return 1
 	rdma link add rxe0 type rxe netdev va &&
@@ -49,6 +56,8 @@ rxe_teardown() {
 	rdma link delete rxe0 2>/dev/null
 	rdma link delete rxe1 2>/dev/null
 	ip link delete va 2>/dev/null
+	[[ -z ${RXE_BACKLOG0:-} ]] ||
+		sysctl -qw net.core.netdev_max_backlog="$RXE_BACKLOG0"
 }
 
 rxe_rx_bytes() {
