@@ -36,7 +36,8 @@ DAEMON_TESTS	:= $(addprefix $(DAEMON_TO)/,test-memfile test-placement \
 
 USER_TARGETS	+= $(O)/bin/dlmd $(O)/bin/dlm-memserver $(DAEMON_TESTS)
 
-NATIVE_TESTS	+= daemon-memfile=$(DAEMON_TO)/test-memfile \
+# The daemon's native tests (make check-asan runs them under the sanitizers).
+DAEMON_NATIVE	:= daemon-memfile=$(DAEMON_TO)/test-memfile \
 		   daemon-placement=$(DAEMON_TO)/test-placement \
 		   daemon-stats=$(DAEMON_TO)/test-stats \
 		   daemon-nlparse=$(DAEMON_TO)/test-nlparse \
@@ -47,6 +48,7 @@ NATIVE_TESTS	+= daemon-memfile=$(DAEMON_TO)/test-memfile \
 		   daemon-wire=$(DAEMON_TO)/test-wire \
 		   daemon-dlmd=selftests/daemon/test-dlmd.sh \
 		   daemon-dlmctl=selftests/daemon/test-dlmctl.sh
+NATIVE_TESTS	+= $(DAEMON_NATIVE)
 
 $(DAEMON_O)/%.o: daemon/%.c
 	@mkdir -p $(dir $@)
