@@ -68,6 +68,11 @@ extern "C" {
  *   --policy=arr|clock              DLM_POLICY     which DLM page a remote
  *                                   space evicts (default: the kernel's);
  *                                   ignored for local spaces
+ *   --protocol=serial|cross|async|inline
+ *                                   DLM_PROTOCOL   how a remote space swaps
+ *                                   (default: the kernel's, inline); ignored
+ *                                   for local spaces, refused with
+ *                                   --mode sigsegv|uffd
  *   --mode=kernel|sigsegv|uffd      DLM_MODE       who pages the space
  *                                   (default kernel: /dev/dlm and dlmd;
  *                                   see "User-level modes" below)
@@ -253,12 +258,12 @@ DLM_PUBLIC int dlm_stats(struct dlm_lib_stats *st);
  * built with plain `cc prog.c -ldlm`.  Such arrays go to a no-bits ELF
  * section ("dlm_bss") which the linker puts after .bss; before main()
  * libdlm creates the DLM space from the environment (DLM_MEMFILE, or
- * DLM_LOCAL_MB; DLM_PAGE_KB, DLM_POLICY, DLM_VERBOSE) and maps its first
- * DLM pages over that section, so the arrays live in DLM memory and the
- * rest of the space is left to dlm_alloc().  If that fails the program is
- * not started on ordinary memory: libdlm says why and exits with status
- * 127.  dlm_startup() is then optional (it only removes "--" from the
- * command line; DLM options after it are refused with EBUSY) and
+ * DLM_LOCAL_MB; DLM_PAGE_KB, DLM_POLICY, DLM_PROTOCOL, DLM_VERBOSE) and
+ * maps its first DLM pages over that section, so the arrays live in DLM
+ * memory and the rest of the space is left to dlm_alloc().  If that fails
+ * the program is not started on ordinary memory: libdlm says why and exits
+ * with status 127.  dlm_startup() is then optional (it only removes "--"
+ * from the command line; DLM options after it are refused with EBUSY) and
  * dlm_shutdown() keeps the space, which the arrays need until exit.
  *
  * Limits: file-scope (or static) arrays and variables only, never

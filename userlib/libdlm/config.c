@@ -12,7 +12,7 @@
 #include "internal.h"
 
 static const char dlm_usage[] =
-	"the DLM options (after the last '--') are -f MEMFILE, --page-kb N, --policy arr|clock, --mode kernel|sigsegv|uffd, -v";
+	"the DLM options (after the last '--') are -f MEMFILE, --page-kb N, --policy arr|clock, --protocol serial|cross|async|inline, --mode kernel|sigsegv|uffd, -v";
 
 /* A whole decimal number from 1 to @max, nothing else. */
 static int parse_num(const char *s, uint64_t max, uint64_t *out)
@@ -57,6 +57,26 @@ static int set_policy(struct dlmlib_config *c, const char *s, const char *src)
 	return 0;
 }
 
+static int set_protocol(struct dlmlib_config *c, const char *s,
+			const char *src)
+{
+	static const char *const names[] = {
+		[DLM_PROTO_SERIAL] = "serial", [DLM_PROTO_CROSS] = "cross",
+		[DLM_PROTO_ASYNC] = "async", [DLM_PROTO_INLINE] = "inline",
+	};
+	unsigned int i;
+
+	for (i = DLM_PROTO_SERIAL; i <= DLM_PROTO_INLINE; i++) {
+		if (!strcmp(s, names[i])) {
+			c->protocol = i;
+			return 0;
+		}
+	}
+	return dlmlib_error(EINVAL,
+		"%s '%s': want serial, cross, async or inline (the default; see dlmem(4))",
+		src, s);
+}
+
 static int set_mode(struct dlmlib_config *c, const char *s, const char *src)
 {
 	if (!strcmp(s, "kernel"))
@@ -99,7 +119,7 @@ int dlmlib_parse_args(struct dlmlib_config *c, int n, char **v)
 		const char *a = v[i];
 		int need = !strcmp(a, "-f") || !strcmp(a, "--memfile") ||
 			   !strcmp(a, "--page-kb") || !strcmp(a, "--policy") ||
-			   !strcmp(a, "--mode");
+			   !strcmp(a, "--protocol") || !strcmp(a, "--mode");
 
 		if (need && i + 1 >= n)
 			return dlmlib_error(EINVAL,
@@ -125,6 +145,12 @@ int dlmlib_parse_args(struct dlmlib_config *c, int n, char **v)
 				return -1;
 		} else if (!strncmp(a, "--policy=", 9)) {
 			if (set_policy(c, a + 9, "--policy"))
+				return -1;
+		} else if (!strcmp(a, "--protocol")) {
+			if (set_protocol(c, v[++i], "--protocol"))
+				return -1;
+		} else if (!strncmp(a, "--protocol=", 11)) {
+			if (set_protocol(c, a + 11, "--protocol"))
 				return -1;
 		} else if (!strcmp(a, "--mode")) {
 			if (set_mode(c, v[++i], "--mode"))
@@ -169,6 +195,9 @@ int dlmlib_parse_env(struct dlmlib_config *c)
 		return -1;
 	if (!c->policy && (s = env("DLM_POLICY")) &&
 	    set_policy(c, s, "DLM_POLICY"))
+		return -1;
+	if (!c->protocol && (s = env("DLM_PROTOCOL")) &&
+	    set_protocol(c, s, "DLM_PROTOCOL"))
 		return -1;
 	if (!c->mode_src && (s = env("DLM_MODE")) &&
 	    set_mode(c, s, "DLM_MODE"))

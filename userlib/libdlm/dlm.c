@@ -61,6 +61,22 @@ static int place_sections(struct dlmlib_sections *ss,
 	return 0;
 }
 
+/* The kernel's policy and protocol in force, by name (DLM_IOC_SETUP's out). */
+static const char *policy_name(uint32_t p)
+{
+	return p == DLM_POLICY_ARR ? "arr" : p == DLM_POLICY_CLOCK ? "clock" : "?";
+}
+
+static const char *protocol_name(uint32_t p)
+{
+	static const char *const names[] = {
+		[DLM_PROTO_SERIAL] = "serial", [DLM_PROTO_CROSS] = "cross",
+		[DLM_PROTO_ASYNC] = "async", [DLM_PROTO_INLINE] = "inline",
+	};
+
+	return p < sizeof(names) / sizeof(names[0]) && names[p] ? names[p] : "?";
+}
+
 static int startup_locked(int *argc, char ***argv,
 			  struct dlmlib_sections *ss)
 {
@@ -75,7 +91,7 @@ static int startup_locked(int *argc, char ***argv,
 			return -1;
 		if (c.cut && c.cut < *argc - 1)
 			return dlmlib_error(EBUSY,
-				"the program declares dlm arrays, so its DLM space was made before main() from the environment: set the DLM options there (DLM_MEMFILE, DLM_PAGE_KB, DLM_POLICY, DLM_VERBOSE) instead of after '--'");
+				"the program declares dlm arrays, so its DLM space was made before main() from the environment: set the DLM options there (DLM_MEMFILE, DLM_PAGE_KB, DLM_POLICY, DLM_PROTOCOL, DLM_VERBOSE) instead of after '--'");
 		dlmlib_cut_args(&c, argc, argv);
 		return 0;
 	}
@@ -103,7 +119,12 @@ static int startup_locked(int *argc, char ***argv,
 			"libdlm: DLM space of %llu MB in %llu KB DLM pages at %p: local budget %llu MB",
 			(ull)s->total_size >> 20, (ull)s->page_size >> 10,
 			g.sp.base, (ull)s->local_budget >> 20);
-		if (g.sp.servers)
+		if (g.sp.servers && !g.sp.um)
+			fprintf(stderr, ", %llu MB on %u memory server(s), policy %s, protocol %s\n",
+				(ull)g.sp.remote_size >> 20, g.sp.servers,
+				policy_name(s->policy),
+				protocol_name(s->protocol));
+		else if (g.sp.servers)
 			fprintf(stderr, ", %llu MB on %u memory server(s)\n",
 				(ull)g.sp.remote_size >> 20, g.sp.servers);
 		else

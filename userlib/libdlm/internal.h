@@ -38,6 +38,7 @@ struct dlmlib_config {
 	uint64_t servers_mb;	/* sum of the memfile's server lines */
 	unsigned int servers;	/* number of server lines */
 	unsigned int policy;	/* DLM_POLICY_*, remote spaces only */
+	unsigned int protocol;	/* DLM_PROTO_*, remote spaces only */
 	int mode;		/* DLMLIB_MODE_*: who pages (--mode, DLM_MODE) */
 	const char *mode_src;	/* "--mode" or "DLM_MODE"; NULL: default */
 	int verbose;

@@ -79,6 +79,7 @@ static int plan(const struct dlmlib_config *c, const struct dlm_info *in,
 		.total_size = local + remote,
 		.local_budget = local,
 		.policy = c->servers ? c->policy : 0,
+		.protocol = c->servers ? c->protocol : 0,
 	};
 	sp->remote_size = remote;
 	sp->servers = c->servers;
@@ -170,8 +171,13 @@ int dlmlib_space_open(const struct dlmlib_config *c, struct dlmlib_space *sp)
 	int fd, ret, err;
 	void *p;
 
-	if (c->mode != DLMLIB_MODE_KERNEL)	/* libdlm pages it: umode.c */
+	if (c->mode != DLMLIB_MODE_KERNEL) {	/* libdlm pages it: umode.c */
+		if (c->protocol)
+			return dlmlib_error(EINVAL,
+				"--protocol (DLM_PROTOCOL) chooses the kernel's swap protocol: it needs --mode kernel (the default), not %s",
+				c->mode == DLMLIB_MODE_SIGSEGV ? "sigsegv" : "uffd");
 		return dlmlib_umode_open(c, sp);
+	}
 	*sp = (struct dlmlib_space){ .fd = -1 };
 	fd = open_dev();
 	if (fd < 0)

@@ -19,6 +19,8 @@ static void clear_env(void)
 	unsetenv("DLM_PAGE_KB");
 	unsetenv("DLM_LOCAL_MB");
 	unsetenv("DLM_VERBOSE");
+	unsetenv("DLM_POLICY");
+	unsetenv("DLM_PROTOCOL");
 }
 
 /* Parse a space-separated command line; cut it on success. */
@@ -102,8 +104,8 @@ TEST(last_dashdash_wins_and_may_be_empty)
 
 TEST(option_spellings)
 {
-	char l1[] = "p -- -fA --page-kb 64 --policy arr",
-	     l2[] = "p -- --memfile=B --page-kb=12 --policy=clock",
+	char l1[] = "p -- -fA --page-kb 64 --policy arr --protocol serial",
+	     l2[] = "p -- --memfile=B --page-kb=12 --policy=clock --protocol=cross",
 	     l3[] = "p -- --memfile C --verbose";
 	struct dlmlib_config c;
 	char **argv;
@@ -113,10 +115,12 @@ TEST(option_spellings)
 	ASSERT_STREQ("A", c.memfile);
 	ASSERT_EQ(64, c.page_kb);
 	ASSERT_EQ(DLM_POLICY_ARR, c.policy);
+	ASSERT_EQ(DLM_PROTO_SERIAL, c.protocol);
 	ASSERT_EQ(0, args(&c, l2, &argc, &argv));
 	ASSERT_STREQ("B", c.memfile);
 	ASSERT_EQ(12, c.page_kb);
 	ASSERT_EQ(DLM_POLICY_CLOCK, c.policy);
+	ASSERT_EQ(DLM_PROTO_CROSS, c.protocol);
 	ASSERT_EQ(0, args(&c, l3, &argc, &argv));
 	ASSERT_STREQ("C", c.memfile);
 	ASSERT_EQ(1, c.verbose);
@@ -127,7 +131,8 @@ TEST(bad_options_leave_argv_alone)
 {
 	char l1[] = "p a -- -f", l2[] = "p a -- --bogus", l3[] = "p a -- --page-kb 1x",
 	     l4[] = "p a -- --page-kb=0", l5[] = "p a -- --memfile=",
-	     l6[] = "p a -- --policy lru";
+	     l6[] = "p a -- --policy lru", l7[] = "p a -- --protocol fast",
+	     l8[] = "p a -- --protocol", l9[] = "p a -- --protocol=";
 	struct dlmlib_config c;
 	char **argv;
 	int argc;
@@ -149,11 +154,18 @@ TEST(bad_options_leave_argv_alone)
 	HAS("empty memfile name");
 	ASSERT_EQ(-1, args(&c, l6, &argc, &argv));
 	HAS("--policy 'lru': want arr");
+	ASSERT_EQ(-1, args(&c, l7, &argc, &argv));
+	HAS("--protocol 'fast': want serial, cross, async or inline");
+	ASSERT_EQ(-1, args(&c, l8, &argc, &argv));
+	HAS("--protocol needs a value");
+	ASSERT_EQ(-1, args(&c, l9, &argc, &argv));
+	HAS("--protocol '': want serial");
+	ASSERT_EQ(4, argc);
 }
 
 TEST(environment)
 {
-	char l1[] = "p", l2[] = "p -- -f cmd --page-kb 8";
+	char l1[] = "p", l2[] = "p -- -f cmd --page-kb 8 --protocol inline";
 	struct dlmlib_config c;
 	char **argv;
 	int argc;
@@ -164,8 +176,10 @@ TEST(environment)
 	setenv("DLM_LOCAL_MB", "64", 1);	/* ignored: there is a memfile */
 	setenv("DLM_VERBOSE", "0", 1);
 	setenv("DLM_POLICY", "arr", 1);
+	setenv("DLM_PROTOCOL", "async", 1);
 	ASSERT_EQ(0, dlmlib_parse_env(&c));
 	ASSERT_EQ(DLM_POLICY_ARR, c.policy);
+	ASSERT_EQ(DLM_PROTO_ASYNC, c.protocol);
 	ASSERT_STREQ("envfile", c.memfile);
 	ASSERT_STREQ("DLM_MEMFILE", c.memfile_src);
 	ASSERT_EQ(128, c.page_kb);
@@ -181,6 +195,13 @@ TEST(environment)
 	ASSERT_STREQ("cmd", c.memfile);
 	ASSERT_EQ(8, c.page_kb);
 	ASSERT_EQ(1, c.verbose);
+	ASSERT_EQ(DLM_PROTO_INLINE, c.protocol);
+
+	/* A protocol the kernel does not have. */
+	ASSERT_EQ(0, args(&c, l1, &argc, &argv));
+	setenv("DLM_PROTOCOL", "lazy", 1);
+	ASSERT_EQ(-1, dlmlib_parse_env(&c));
+	HAS("DLM_PROTOCOL 'lazy': want serial");
 
 	/* No memfile: DLM_LOCAL_MB sizes the local space. */
 	ASSERT_EQ(0, args(&c, l1, &argc, &argv));
