@@ -14,7 +14,8 @@
 #                10 7) plus all-local memory; every Himeno run must
 #                reproduce the all-local residual bit for bit
 #   protocols    at the lowest ratio: the kernel's swap protocols serial,
-#                cross, async, inline (stream -x) on each transport, and dlmd's
+#                cross, async, inline (stream -x, himeno's libdlm
+#                --protocol) on each transport, and dlmd's
 #                MPI protocols as1, as2, cs (--mpi-protocol) on each MPI
 #   rounds       issue 4's bars are measured ROUNDS times (default 3) and
 #                judged on medians: the kernel protocols in a rotated order
@@ -156,12 +157,12 @@ for op in ('fetch', 'store'):
 PY
 }
 
-himeno_dlm() {	# himeno_dlm TRANSPORT PROTOCOL PCT
+himeno_dlm() {	# himeno_dlm TRANSPORT PROTOCOL PCT [LIBDLM-ARGS...]
 	local hlocal
 	hlocal=$(mb_of "$3")
 	printf '%s\n%s\n%s\n' "$hlocal" "$(mb_of 100)" "$(mb_of 100)" >"$tmp/himeno.mem"
 	run himeno "$1" "$2" "$3" "${hrun[@]}" -m dlm -- -f "$tmp/himeno.mem" \
-		--page-kb="$hpage"
+		--page-kb="$hpage" "${@:4}"
 }
 
 for tr in $transports; do
@@ -199,6 +200,7 @@ for tr in $transports; do
 		for ((i = 0; i < ${#protos[@]}; i++)); do
 			x=${protos[(i + r) % ${#protos[@]}]}
 			run stream "$tr" "kernel-$x" "$low" "$stream" -m dlm -s "$mb" -l "$low" -i "$iters" -x "$x"
+			himeno_dlm "$tr" "kernel-$x" "$low" --protocol="$x"
 		done
 	done
 	stop_dlmd
