@@ -65,22 +65,28 @@ static void *map(size_t len, int prot)
 
 /*
  * An address range with nothing mapped there: low in the address space,
- * where mmap() without a hint never places anything.
+ * where mmap() without a hint never places anything, or else (under
+ * AddressSanitizer, whose shadow covers that) at 80 TiB, above the
+ * shadow and below where mmap() starts placing things.
  */
 static void *unmapped(size_t len)
 {
+	static const uintptr_t from[] = { 0x200000000UL, 0x500000000000UL };
 	uintptr_t a;
+	size_t i;
 
-	for (a = 0x200000000UL; a < 0x400000000UL; a += 0x10000000UL) {
-		void *p = mmap((void *)a, len, PROT_NONE, MAP_PRIVATE |
-			       MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	for (i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
+		for (a = from[i]; a < 2 * from[i]; a += from[i] / 32) {
+			void *p = mmap((void *)a, len, PROT_NONE, MAP_PRIVATE |
+				       MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 
-		if (p == (void *)a) {
-			munmap(p, len);
-			return p;
+			if (p == (void *)a) {
+				munmap(p, len);
+				return p;
+			}
+			if (p != MAP_FAILED)
+				munmap(p, len);
 		}
-		if (p != MAP_FAILED)
-			munmap(p, len);
 	}
 	return NULL;
 }
@@ -246,6 +252,7 @@ TEST(init_every_field)
 	ASSERT_LE(0, w.fd);
 	ASSERT_NE(NULL, w.ma);
 	ASSERT_NE(NULL, ro);
+	ASSERT_NE(NULL, gone);
 	ASSERT_NE(NULL, edge);
 	ASSERT_EQ(0, munmap(edge + 4096, 4096));	/* edge: 1 page, then a hole */
 	ASSERT_EQ(0, io(w.fd, FMPL_IOC_GET_INFO, &info));
@@ -320,6 +327,7 @@ TEST(xfer_every_field)
 
 	ASSERT_EQ(0, open_world(&w));
 	ASSERT_NE(NULL, buf);
+	ASSERT_NE(NULL, gone);
 	ASSERT_EQ(0, io(w.fd, FMPL_IOC_GET_INFO, &info));
 
 #define BAD_XFER(cmd_, errno_, field_expr) do {				\
@@ -433,6 +441,7 @@ TEST(sendbuf_every_field)
 
 	ASSERT_EQ(0, open_world(&w));
 	ASSERT_NE(NULL, spool);
+	ASSERT_NE(NULL, gone);
 #define BAD_SB(errno_, field_expr) do {					\
 	sb = (struct fmpl_sendbuf){ .buf = (uintptr_t)spool, .size = 64 * KB }; \
 	field_expr;							\
@@ -547,6 +556,7 @@ TEST(collectives_every_field)
 
 	ASSERT_EQ(0, open_world(&w));
 	ASSERT_NE(NULL, buf);
+	ASSERT_NE(NULL, gone);
 	ASSERT_EQ(0, io(w.fd, FMPL_IOC_GET_INFO, &info));
 #define BAD_COLL(cmd_, errno_, field_expr) do {				\
 	cl = (struct fmpl_coll){ 0 };					\
