@@ -102,6 +102,53 @@ static int set_memfile(struct dlmlib_config *c, const char *s, const char *src)
 	return 0;
 }
 
+/* The options that take a value, as OPTION VALUE or OPTION=VALUE. */
+static const struct {
+	const char *name;
+	int (*set)(struct dlmlib_config *c, const char *s, const char *src);
+	const char *src;	/* the name its errors give */
+} valued[] = {
+	{ "--memfile", set_memfile, "-f" },
+	{ "--page-kb", set_page_kb, "--page-kb" },
+	{ "--policy", set_policy, "--policy" },
+	{ "--protocol", set_protocol, "--protocol" },
+	{ "--mode", set_mode, "--mode" },
+};
+
+#define NVALUED (sizeof(valued) / sizeof(valued[0]))
+
+/* The option at V[*I]; *I moves on to its value if that is V[*I + 1]. */
+static int parse_one(struct dlmlib_config *c, int n, char **v, int *i)
+{
+	const char *a = v[*i];
+	size_t k, len;
+
+	if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+		c->verbose = 1;
+		return 0;
+	}
+	if (!strcmp(a, "-f"))
+		a = "--memfile";
+	else if (!strncmp(a, "-f", 2) && a[2] != '-')
+		return set_memfile(c, a + 2, "-f");	/* -fMEMFILE */
+	for (k = 0; k < NVALUED; k++) {
+		len = strlen(valued[k].name);
+		if (strncmp(a, valued[k].name, len))
+			continue;
+		if (a[len] == '=')
+			return valued[k].set(c, a + len + 1, valued[k].src);
+		if (a[len])
+			continue;
+		if (*i + 1 >= n)
+			return dlmlib_error(EINVAL,
+				"DLM option %s needs a value (prog ARGS -- -f MEMFILE --page-kb N --policy arr)",
+				v[*i]);
+		return valued[k].set(c, v[++*i], valued[k].src);
+	}
+	return dlmlib_error(EINVAL, "unknown DLM option '%s': %s", v[*i],
+			    dlm_usage);
+}
+
 int dlmlib_parse_args(struct dlmlib_config *c, int n, char **v)
 {
 	int i, dd = 0;
@@ -115,56 +162,9 @@ int dlmlib_parse_args(struct dlmlib_config *c, int n, char **v)
 		return 0;
 	n = i;
 
-	for (i = dd + 1; i < n; i++) {
-		const char *a = v[i];
-		int need = !strcmp(a, "-f") || !strcmp(a, "--memfile") ||
-			   !strcmp(a, "--page-kb") || !strcmp(a, "--policy") ||
-			   !strcmp(a, "--protocol") || !strcmp(a, "--mode");
-
-		if (need && i + 1 >= n)
-			return dlmlib_error(EINVAL,
-				"DLM option %s needs a value (prog ARGS -- -f MEMFILE --page-kb N --policy arr)",
-				a);
-		if (!strcmp(a, "-f") || !strcmp(a, "--memfile")) {
-			if (set_memfile(c, v[++i], "-f"))
-				return -1;
-		} else if (!strncmp(a, "--memfile=", 10)) {
-			if (set_memfile(c, a + 10, "-f"))
-				return -1;
-		} else if (!strncmp(a, "-f", 2) && a[2] != '-') {
-			if (set_memfile(c, a + 2, "-f"))
-				return -1;
-		} else if (!strcmp(a, "--page-kb")) {
-			if (set_page_kb(c, v[++i], "--page-kb"))
-				return -1;
-		} else if (!strncmp(a, "--page-kb=", 10)) {
-			if (set_page_kb(c, a + 10, "--page-kb"))
-				return -1;
-		} else if (!strcmp(a, "--policy")) {
-			if (set_policy(c, v[++i], "--policy"))
-				return -1;
-		} else if (!strncmp(a, "--policy=", 9)) {
-			if (set_policy(c, a + 9, "--policy"))
-				return -1;
-		} else if (!strcmp(a, "--protocol")) {
-			if (set_protocol(c, v[++i], "--protocol"))
-				return -1;
-		} else if (!strncmp(a, "--protocol=", 11)) {
-			if (set_protocol(c, a + 11, "--protocol"))
-				return -1;
-		} else if (!strcmp(a, "--mode")) {
-			if (set_mode(c, v[++i], "--mode"))
-				return -1;
-		} else if (!strncmp(a, "--mode=", 7)) {
-			if (set_mode(c, a + 7, "--mode"))
-				return -1;
-		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-			c->verbose = 1;
-		} else {
-			return dlmlib_error(EINVAL, "unknown DLM option '%s': %s",
-					    a, dlm_usage);
-		}
-	}
+	for (i = dd + 1; i < n; i++)
+		if (parse_one(c, n, v, &i))
+			return -1;
 	c->cut = dd;
 	return 0;
 }

@@ -106,7 +106,8 @@ TEST(option_spellings)
 {
 	char l1[] = "p -- -fA --page-kb 64 --policy arr --protocol serial",
 	     l2[] = "p -- --memfile=B --page-kb=12 --policy=clock --protocol=cross",
-	     l3[] = "p -- --memfile C --verbose";
+	     l3[] = "p -- --memfile C --verbose",
+	     l4[] = "p -- --mode sigsegv -v", l5[] = "p -- --mode=uffd";
 	struct dlmlib_config c;
 	char **argv;
 	int argc;
@@ -125,6 +126,11 @@ TEST(option_spellings)
 	ASSERT_STREQ("C", c.memfile);
 	ASSERT_EQ(1, c.verbose);
 	ASSERT_EQ(1, argc);
+	ASSERT_EQ(0, args(&c, l4, &argc, &argv));
+	ASSERT_EQ(DLMLIB_MODE_SIGSEGV, c.mode);
+	ASSERT_EQ(1, c.verbose);
+	ASSERT_EQ(0, args(&c, l5, &argc, &argv));
+	ASSERT_EQ(DLMLIB_MODE_UFFD, c.mode);
 }
 
 TEST(bad_options_leave_argv_alone)
@@ -132,7 +138,8 @@ TEST(bad_options_leave_argv_alone)
 	char l1[] = "p a -- -f", l2[] = "p a -- --bogus", l3[] = "p a -- --page-kb 1x",
 	     l4[] = "p a -- --page-kb=0", l5[] = "p a -- --memfile=",
 	     l6[] = "p a -- --policy lru", l7[] = "p a -- --protocol fast",
-	     l8[] = "p a -- --protocol", l9[] = "p a -- --protocol=";
+	     l8[] = "p a -- --protocol", l9[] = "p a -- --protocol=",
+	     l10[] = "p a -- --policyarr", l11[] = "p a -- -f-x";
 	struct dlmlib_config c;
 	char **argv;
 	int argc;
@@ -160,6 +167,10 @@ TEST(bad_options_leave_argv_alone)
 	HAS("--protocol needs a value");
 	ASSERT_EQ(-1, args(&c, l9, &argc, &argv));
 	HAS("--protocol '': want serial");
+	ASSERT_EQ(-1, args(&c, l10, &argc, &argv));
+	HAS("unknown DLM option '--policyarr'");
+	ASSERT_EQ(-1, args(&c, l11, &argc, &argv));
+	HAS("unknown DLM option '-f-x'");
 	ASSERT_EQ(4, argc);
 }
 
