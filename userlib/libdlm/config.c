@@ -44,11 +44,27 @@ static int set_page_kb(struct dlmlib_config *c, const char *s, const char *src)
 	return 0;
 }
 
+/* DLM_POLICY_* and DLM_PROTO_* by name ("?" for a value without one). */
+const char *dlmlib_policy_name(uint32_t p)
+{
+	return p == DLM_POLICY_ARR ? "arr" : p == DLM_POLICY_CLOCK ? "clock" : "?";
+}
+
+const char *dlmlib_protocol_name(uint32_t p)
+{
+	static const char *const names[] = {
+		[DLM_PROTO_SERIAL] = "serial", [DLM_PROTO_CROSS] = "cross",
+		[DLM_PROTO_ASYNC] = "async", [DLM_PROTO_INLINE] = "inline",
+	};
+
+	return p < sizeof(names) / sizeof(names[0]) && names[p] ? names[p] : "?";
+}
+
 static int set_policy(struct dlmlib_config *c, const char *s, const char *src)
 {
-	if (!strcmp(s, "arr"))
+	if (!strcmp(s, dlmlib_policy_name(DLM_POLICY_ARR)))
 		c->policy = DLM_POLICY_ARR;
-	else if (!strcmp(s, "clock"))
+	else if (!strcmp(s, dlmlib_policy_name(DLM_POLICY_CLOCK)))
 		c->policy = DLM_POLICY_CLOCK;
 	else
 		return dlmlib_error(EINVAL,
@@ -60,14 +76,10 @@ static int set_policy(struct dlmlib_config *c, const char *s, const char *src)
 static int set_protocol(struct dlmlib_config *c, const char *s,
 			const char *src)
 {
-	static const char *const names[] = {
-		[DLM_PROTO_SERIAL] = "serial", [DLM_PROTO_CROSS] = "cross",
-		[DLM_PROTO_ASYNC] = "async", [DLM_PROTO_INLINE] = "inline",
-	};
 	unsigned int i;
 
 	for (i = DLM_PROTO_SERIAL; i <= DLM_PROTO_INLINE; i++) {
-		if (!strcmp(s, names[i])) {
+		if (!strcmp(s, dlmlib_protocol_name(i))) {
 			c->protocol = i;
 			return 0;
 		}

@@ -61,22 +61,6 @@ static int place_sections(struct dlmlib_sections *ss,
 	return 0;
 }
 
-/* The kernel's policy and protocol in force, by name (DLM_IOC_SETUP's out). */
-static const char *policy_name(uint32_t p)
-{
-	return p == DLM_POLICY_ARR ? "arr" : p == DLM_POLICY_CLOCK ? "clock" : "?";
-}
-
-static const char *protocol_name(uint32_t p)
-{
-	static const char *const names[] = {
-		[DLM_PROTO_SERIAL] = "serial", [DLM_PROTO_CROSS] = "cross",
-		[DLM_PROTO_ASYNC] = "async", [DLM_PROTO_INLINE] = "inline",
-	};
-
-	return p < sizeof(names) / sizeof(names[0]) && names[p] ? names[p] : "?";
-}
-
 static int startup_locked(int *argc, char ***argv,
 			  struct dlmlib_sections *ss)
 {
@@ -122,8 +106,8 @@ static int startup_locked(int *argc, char ***argv,
 		if (g.sp.servers && !g.sp.um)
 			fprintf(stderr, ", %llu MB on %u memory server(s), policy %s, protocol %s\n",
 				(ull)g.sp.remote_size >> 20, g.sp.servers,
-				policy_name(s->policy),
-				protocol_name(s->protocol));
+				dlmlib_policy_name(s->policy),
+				dlmlib_protocol_name(s->protocol));
 		else if (g.sp.servers)
 			fprintf(stderr, ", %llu MB on %u memory server(s)\n",
 				(ull)g.sp.remote_size >> 20, g.sp.servers);

@@ -54,6 +54,8 @@ struct dlmlib_config {
 int dlmlib_parse_args(struct dlmlib_config *c, int argc, char **argv);
 void dlmlib_cut_args(const struct dlmlib_config *c, int *argc, char ***argv);
 int dlmlib_parse_env(struct dlmlib_config *c);
+const char *dlmlib_policy_name(uint32_t policy);
+const char *dlmlib_protocol_name(uint32_t protocol);
 int dlmlib_read_memfile(struct dlmlib_config *c);
 /* Parse memfile text from @f (named @name in messages) into @c. */
 int dlmlib_parse_memfile(struct dlmlib_config *c, FILE *f, const char *name);
