@@ -21,3 +21,22 @@ registered() {
 rank0_pid() {
 	sed -n 's/.*prog=dlmd msg="starting".* pid=\([0-9]*\).*/\1/p' "$1"
 }
+
+# asan_timeouts: under make check-asan (dlmd linked with AddressSanitizer,
+# which records every allocation's whole stack there, as
+# scripts/lsan-mpi.supp needs) Open MPI took up to 1.9 s for one 1 MB page,
+# near dlmd's I/O timeout (half of the module's request_timeout_ms, default
+# 5 s), and a job ended in SIGBUS now and then.  There, give requests 20 s
+# until asan_timeouts_restore (call it from the test's EXIT trap).
+asan_timeouts() {
+	rto_param=/sys/module/dlmem/parameters/request_timeout_ms
+	rto_was=
+	[[ $(ldd "$bin/dlmd" 2>/dev/null) == *libasan* ]] || return 0
+	rto_was=$(cat "$rto_param")
+	echo 20000 >"$rto_param"
+	echo "# dlmd is built with AddressSanitizer: request_timeout_ms 20000 for this test (was $rto_was)"
+}
+
+asan_timeouts_restore() {
+	[[ -z ${rto_was:-} ]] || echo "$rto_was" >"$rto_param"
+}

@@ -50,6 +50,8 @@ if [[ ! -d /sys/module/dlmem ]] && ! insmod "$ko"; then
 	exit 1
 fi
 echo "1..$((15 * ${#impls[@]}))"
+asan_timeouts
+trap 'asan_timeouts_restore; cleanup' EXIT
 
 # Open MPI refuses root without the flag and binds ranks to cores (three
 # ranks on two vCPUs need --oversubscribe; dlmd's threads must not be

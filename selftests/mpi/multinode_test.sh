@@ -54,7 +54,8 @@ nodes_down() {
 	done
 	ip link del dlmbr0 2>/dev/null
 }
-trap 'nodes_down; cleanup' EXIT
+asan_timeouts
+trap 'nodes_down; asan_timeouts_restore; cleanup' EXIT
 nodes_down
 ip link add dlmbr0 type bridge && ip addr add 10.9.0.1/24 dev dlmbr0 &&
 	ip link set dlmbr0 up || { echo "Bail out! no bridge"; exit 1; }
