@@ -269,7 +269,7 @@ locked_with() {
 }
 if [[ $transport != tcp ]]; then
 	skip "a pair of 64 TiB servers: tcp only (a verbs server registers all its memory)"
-elif [[ $(ldd "$bin/dlmd" 2>/dev/null) == *libasan* ]]; then
+elif with_asan "$bin/dlmd"; then
 	# AddressSanitizer turns mlockall() into a no-op: VmLck stays 0.
 	skip "a pair of 64 TiB servers: dlmd is built with AddressSanitizer, which ignores mlockall"
 elif base=$(locked_with 64); ((base == -1)); then

@@ -46,6 +46,13 @@ need() {
 	done
 }
 
+# with_asan FILE: 0 if FILE links AddressSanitizer (make check-asan).
+# The output is captured, not piped into grep -q: under pipefail ldd can
+# die of SIGPIPE after grep's first match (Documentation/testing.rst).
+with_asan() {
+	[[ $(ldd "$1" 2>/dev/null) == *libasan* ]]
+}
+
 # start_memserver NAME MB [wait]: a dlm-memserver on ${MS_LISTEN:-
 # 127.0.0.1:0} (port 0: any free one) with the options in the array
 # MS_EXTRA, if set, logging to $tmp/NAME.log.  Sets MS_PID and MS_PORT; 1

@@ -24,7 +24,7 @@ if [[ $(id -u) != 0 || ! -c /dev/dlm ]]; then
 	exit 4
 fi
 need "$bin/dlmd" "$bin/dlm-memserver" "$pre" "$prog"
-if [[ $(ldd "$pre" 2>/dev/null) == *libasan* ]]; then
+if with_asan "$pre"; then
 	# make check-asan: AddressSanitizer owns malloc, and its runtime must
 	# come first in LD_PRELOAD, so the interposer's malloc would not run.
 	echo "1..0 # SKIP $pre is built with AddressSanitizer, which replaces malloc itself"

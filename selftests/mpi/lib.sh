@@ -31,7 +31,7 @@ rank0_pid() {
 asan_timeouts() {
 	rto_param=/sys/module/dlmem/parameters/request_timeout_ms
 	rto_was=
-	[[ $(ldd "$bin/dlmd" 2>/dev/null) == *libasan* ]] || return 0
+	with_asan "$bin/dlmd" || return 0
 	rto_was=$(cat "$rto_param")
 	echo 20000 >"$rto_param"
 	echo "# dlmd is built with AddressSanitizer: request_timeout_ms 20000 for this test (was $rto_was)"
