@@ -120,6 +120,7 @@ enum dlm_slot_state {
  * @copy: enum dlm_slot_copy, valid while the frames' PG_dirty is clear.
  * @fill: DLM_COPY_FILL: index into the space's @fill_vals.
  * @ahead: read ahead, not faulted on yet.
+ * @spare: @ahead and not passed over by the CLOCK hand yet.
  * @holds_val: FREE: every word of the frames holds @val (a clean zero-
  *	filled or same-filled page left it), so filling them with @val again
  *	can be skipped.
@@ -135,6 +136,7 @@ struct dlm_slot {
 	u8 copy;
 	u8 fill;
 	bool ahead;
+	bool spare;
 	bool holds_val;
 	u64 val;
 	u64 ready_ns;

@@ -413,19 +413,29 @@ static bool dlm_slot_test_clear_referenced(struct dlm_space *sp, u64 k)
 /*
  * Choose a resident DLM page to evict.  ARR: address round-robin over the
  * slots.  CLOCK: a slot used since the hand last passed gets a second
- * chance.  Neither takes a slot whose frames another kernel user holds
- * (pool.c); *@held tells whether there was one.
+ * chance, and a page read ahead and not used yet a third: with several
+ * pages ahead per stream (readahead_dpages), the hand would otherwise pass
+ * twice over the last of them before the program reaches it, and it would
+ * be fetched twice.  Neither takes a slot whose frames another kernel user
+ * holds (pool.c); *@held tells whether there was one.
  */
 static u64 dlm_pick_victim(struct dlm_space *sp, u64 keep, bool *held)
 {
 	u64 n = sp->budget_dpages, i, k;
+	struct dlm_slot *slot;
 
 	*held = false;
-	for (i = 0; i < 2 * n; i++) {
+	for (i = 0; i < 3 * n; i++) {
 		k = sp->hand;
 		sp->hand = (sp->hand + 1) % n;
-		if (sp->slots[k].state != DLM_SLOT_READY || k == keep)
+		slot = &sp->slots[k];
+		if (slot->state != DLM_SLOT_READY || k == keep)
 			continue;
+		if (sp->policy == DLM_POLICY_CLOCK && slot->ahead &&
+		    slot->spare) {
+			slot->spare = false;
+			continue;
+		}
 		if (sp->policy == DLM_POLICY_CLOCK &&
 		    dlm_slot_test_clear_referenced(sp, k))
 			continue;
@@ -536,6 +546,7 @@ static void dlm_readahead(struct dlm_space *sp, u64 dpn)
 		sp->slots[k].state = DLM_SLOT_FETCHING;
 		sp->slots[k].referenced = true;	/* not a victim before use */
 		sp->slots[k].ahead = true;
+		sp->slots[k].spare = true;
 		sp->slots[k].req = req;
 		dlm_xa_set(sp, next, DLM_XA_SLOT0 + k);
 		sp->nr_resident++;
