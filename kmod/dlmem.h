@@ -116,11 +116,12 @@ enum dlm_slot_state {
  * struct dlm_slot - one DLM page worth of pool frames of a remote space.
  * @dpn: DLM page held (FETCHING, READY, STORING).
  * @state: enum dlm_slot_state.
- * @referenced: touched since the CLOCK hand last passed (CLOCK policy).
+ * @referenced: passes of the CLOCK hand the slot still survives without
+ *	an access through its page tables: 1 after a fault, 2 after
+ *	read-ahead (its fault is still to come); 0 when the hand last passed.
  * @copy: enum dlm_slot_copy, valid while the frames' PG_dirty is clear.
  * @fill: DLM_COPY_FILL: index into the space's @fill_vals.
  * @ahead: read ahead, not faulted on yet.
- * @spare: @ahead and not passed over by the CLOCK hand yet.
  * @holds_val: FREE: every word of the frames holds @val (a clean zero-
  *	filled or same-filled page left it), so filling them with @val again
  *	can be skipped.
@@ -132,11 +133,10 @@ enum dlm_slot_state {
 struct dlm_slot {
 	u64 dpn;
 	u8 state;
-	bool referenced;
+	u8 referenced;
 	u8 copy;
 	u8 fill;
 	bool ahead;
-	bool spare;
 	bool holds_val;
 	u64 val;
 	u64 ready_ns;

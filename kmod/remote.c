@@ -397,16 +397,17 @@ static u64 dlm_free_slot(struct dlm_space *sp)
 }
 
 /*
- * Has slot @k's page been used since the hand last passed?  Clears the
- * answer for the next pass.  A fault or read-ahead marks the slot; an
- * access through the page tables sets their accessed bits.
+ * Does slot @k's page survive this pass of the hand?  Spends one of the
+ * passes a fault or read-ahead gave it (@referenced) and clears the
+ * accessed bits an access through the page tables set.
  */
 static bool dlm_slot_test_clear_referenced(struct dlm_space *sp, u64 k)
 {
 	struct dlm_slot *slot = &sp->slots[k];
 	bool referenced = slot->referenced;
 
-	slot->referenced = false;
+	if (referenced)
+		slot->referenced--;
 	return dlm_space_test_clear_young(sp, slot->dpn) || referenced;
 }
 
@@ -422,20 +423,13 @@ static bool dlm_slot_test_clear_referenced(struct dlm_space *sp, u64 k)
 static u64 dlm_pick_victim(struct dlm_space *sp, u64 keep, bool *held)
 {
 	u64 n = sp->budget_dpages, i, k;
-	struct dlm_slot *slot;
 
 	*held = false;
-	for (i = 0; i < 3 * n; i++) {
+	for (i = 0; i < 3 * n; i++) {	/* read-ahead survives two passes */
 		k = sp->hand;
 		sp->hand = (sp->hand + 1) % n;
-		slot = &sp->slots[k];
-		if (slot->state != DLM_SLOT_READY || k == keep)
+		if (sp->slots[k].state != DLM_SLOT_READY || k == keep)
 			continue;
-		if (sp->policy == DLM_POLICY_CLOCK && slot->ahead &&
-		    slot->spare) {
-			slot->spare = false;
-			continue;
-		}
 		if (sp->policy == DLM_POLICY_CLOCK &&
 		    dlm_slot_test_clear_referenced(sp, k))
 			continue;
@@ -544,9 +538,8 @@ static void dlm_readahead(struct dlm_space *sp, u64 dpn)
 			break;
 		sp->slots[k].dpn = next;
 		sp->slots[k].state = DLM_SLOT_FETCHING;
-		sp->slots[k].referenced = true;	/* not a victim before use */
+		sp->slots[k].referenced = 2;	/* not a victim before use */
 		sp->slots[k].ahead = true;
-		sp->slots[k].spare = true;
 		sp->slots[k].req = req;
 		dlm_xa_set(sp, next, DLM_XA_SLOT0 + k);
 		sp->nr_resident++;
@@ -754,7 +747,7 @@ again:
 			bool ahead = slot->ahead;
 
 			slot->ahead = false;
-			slot->referenced = true;
+			slot->referenced = 1;
 			ret = dlm_map_frames(vmf, sp, dpn,
 					     dlm_slot_frames(sp, v - DLM_XA_SLOT0));
 			if (slot->ready_ns && ret == VM_FAULT_NOPAGE) {
@@ -877,7 +870,7 @@ again:
 	slot->req = req;
 	dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
 	sp->nr_resident++;
-	slot->referenced = true;	/* not the refill's next victim */
+	slot->referenced = 1;	/* not the refill's next victim */
 	dlm_readahead(sp, dpn);
 	if (dlm_proto_behind(sp))
 		dlm_refill_behind(sp, k);	/* victims go out behind us */
