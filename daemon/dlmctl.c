@@ -253,8 +253,8 @@ static int cmd_status(const char *sysfs, const char *dstats, int json)
 
 static const char *const counters[] = {
 	"faults", "populates", "sigbus", "swapins", "swapouts", "drops",
-	"readaheads", "store_waits", "lost", "bytes_in", "bytes_out",
-	"same_filled", "fills_reused", "held_skips",
+	"readaheads", "readaheads_unused", "store_waits", "lost", "bytes_in",
+	"bytes_out", "same_filled", "fills_reused", "held_skips",
 };
 
 static const struct { const char *file, *what; } phases[] = {

@@ -65,6 +65,7 @@ struct dlm_totals {
 	atomic64_t same_filled;
 	atomic64_t fills_reused;
 	atomic64_t held_skips;
+	atomic64_t readaheads_unused;
 };
 
 extern struct dlm_totals dlm_totals;
@@ -188,6 +189,11 @@ struct dlm_slot {
  * @slots: remote spaces: @budget_dpages slots.
  * @pool_first: remote spaces: first pool page of the space's region.
  * @hand: next slot the eviction policy looks at.
+ * @ra_depth: remote spaces: DLM pages a sequential fault reads ahead (at
+ *	most readahead_dpages), halved when a page read ahead is evicted
+ *	before its use, raised by one after @budget_dpages uses (under @lock).
+ * @ra_hits: remote spaces: faults on pages read ahead since @ra_depth last
+ *	changed (under @lock).
  * @registered: remote spaces: the daemon accepted SPACE_NEW.
  * @evict_failed: remote spaces: the last STORE of a victim failed.
  * @held_since: remote spaces: jiffies when a fault first found no victim
@@ -236,6 +242,8 @@ struct dlm_space {
 	struct dlm_slot *slots;
 	unsigned long pool_first;
 	u64 hand;
+	u64 ra_depth;
+	u64 ra_hits;
 	bool registered;
 	bool evict_failed;
 	unsigned long held_since;
@@ -359,6 +367,8 @@ extern bool dlm_same_filled;
 extern bool dlm_pin_check;
 /* Smallest budget, in DLM pages, of a space that reads ahead. */
 #define DLM_RA_MIN_BUDGET	8
+/* A space reads at most one DLM page ahead per this many of its budget. */
+#define DLM_RA_BUDGET_PER_DPAGE	6
 
 /* stats.c */
 void dlm_lat_record(enum dlm_lat_phase ph, u64 ns);

@@ -53,10 +53,10 @@ module_param_named(reserve_dpages, dlm_reserve_dpages, uint, 0644);
 MODULE_PARM_DESC(reserve_dpages,
 		 "Free DLM pages a remote space keeps ready by storing victims ahead of need (cross, async and inline protocols), at most a quarter of its budget (default 4, 0: evict on demand); read at DLM_IOC_SETUP");
 
-unsigned int dlm_readahead_dpages = 1;
+unsigned int dlm_readahead_dpages = 3;
 module_param_named(readahead_dpages, dlm_readahead_dpages, uint, 0644);
 MODULE_PARM_DESC(readahead_dpages,
-		 "DLM pages a remote space fetches ahead of a sequential fault (cross, async and inline protocols; default 1, 0: off; local budgets of 8 DLM pages or more)");
+		 "Most DLM pages a remote space fetches ahead of a sequential fault; a space starts at one per 6 DLM pages of its local budget (at least one) and halves that for each page read ahead and evicted unused (cross, async and inline protocols; local budgets of 8 DLM pages or more; default 3, 0: off)");
 
 bool dlm_same_filled = true;
 module_param_named(same_filled, dlm_same_filled, bool, 0644);

@@ -22,8 +22,9 @@
  *
  * Read-ahead (all but SERIAL, budgets of DLM_RA_MIN_BUDGET pages or
  * more): a fault that fetches DLM page N while page N - 1 is resident is
- * taken for a sequential stream, and pages N + 1 .. N + readahead_dpages
- * that are stored remotely are fetched too, into free slots, without
+ * taken for a sequential stream, and the next pages (a depth taken from
+ * the budget and from pages read ahead in vain, dlm_readahead()) that are
+ * stored remotely are fetched too, into free slots, without
  * waiting for them; a fault on one of them waits for its fetch.  The
  * first fault on a page read ahead continues the stream in the same way
  * (the page cache's PG_readahead marker), so a stream keeps its pages
@@ -198,6 +199,18 @@ static long dlm_fill_entry(struct dlm_space *sp, u64 val)
 	return DLM_XA_FILL0 + i;
 }
 
+/*
+ * Deepest read-ahead a space's budget holds: one DLM page ahead per
+ * DLM_RA_BUDGET_PER_DPAGE slots, at least one.  Three streams in the
+ * triad's 9 slots at 10% lost almost a third of their rate with 3 pages
+ * ahead; in 19 slots they gained a sixth (Documentation/benchmarks.rst).
+ */
+static u64 dlm_ra_max(struct dlm_space *sp)
+{
+	return max_t(u64, div_u64(sp->budget_dpages, DLM_RA_BUDGET_PER_DPAGE),
+		     1);
+}
+
 int dlm_remote_setup(struct dlm_space *sp)
 {
 	unsigned long nr = sp->budget_dpages * sp->ppd;
@@ -229,6 +242,7 @@ int dlm_remote_setup(struct dlm_space *sp)
 	    dlm_reserve_dpages)
 		sp->reserve = clamp_t(u64, div_u64(sp->budget_dpages, 4), 1,
 				      dlm_reserve_dpages);
+	sp->ra_depth = dlm_ra_max(sp);
 
 	req = dlm_req_send(DLM_NL_OP_SPACE_NEW, sp, 0, 0);
 	if (IS_ERR(req)) {
@@ -462,6 +476,12 @@ static struct dlm_req *dlm_evict(struct dlm_space *sp, u64 k)
 	dlm_space_unmap_dpage(sp, slot->dpn);
 	if (dlm_pool_frames_held(dlm_slot_frames(sp, k), sp->ppd))
 		return ERR_PTR(-EBUSY);
+	if (slot->ahead) {	/* read ahead in vain: read less ahead */
+		slot->ahead = false;
+		sp->ra_depth = max_t(u64, sp->ra_depth / 2, 1);
+		sp->ra_hits = 0;
+		atomic64_inc(&dlm_totals.readaheads_unused);
+	}
 	if (dlm_slot_test_clear_dirty(sp, k)) {
 		if (slot->copy == DLM_COPY_FILL)	/* its value is gone */
 			sp->fill_refs[slot->fill]--;
@@ -511,19 +531,25 @@ static bool dlm_resident(struct dlm_space *sp, u64 dpn)
 
 /*
  * Fetch the stored pages after @dpn of a sequential stream into free
- * slots, up to dlm_readahead_dpages of them; nobody waits for them.
+ * slots; nobody waits for them.  How many: @sp->ra_depth, at most
+ * dlm_readahead_dpages.  Pages read ahead hold slots until used, so the
+ * depth starts from the budget (dlm_ra_max()) and follows what the
+ * streams do: halved when a page read ahead is evicted before its use
+ * (too many streams for the slots, as Himeno's fourteen arrays all
+ * fetched), raised again by one after a budget's worth of uses.
  */
 static void dlm_readahead(struct dlm_space *sp, u64 dpn)
 {
 	struct dlm_req *req;
-	u64 i, next, k;
+	u64 i, depth, next, k;
 	void *e;
 
 	if (sp->protocol == DLM_PROTO_SERIAL ||
 	    sp->budget_dpages < DLM_RA_MIN_BUDGET || !dpn ||
 	    !dlm_resident(sp, dpn - 1))
 		return;
-	for (i = 1; i <= dlm_readahead_dpages; i++) {
+	depth = min_t(u64, sp->ra_depth, READ_ONCE(dlm_readahead_dpages));
+	for (i = 1; i <= depth; i++) {
 		next = dpn + i;
 		if (next >= sp->nr_dpages)
 			break;
@@ -545,6 +571,15 @@ static void dlm_readahead(struct dlm_space *sp, u64 dpn)
 		sp->nr_resident++;
 		dlm_count(&sp->readaheads, &dlm_totals.readaheads);
 		dlm_req_put(req);
+	}
+}
+
+/* A fault found its page read ahead: after a budget's worth, one more. */
+static void dlm_ra_used(struct dlm_space *sp)
+{
+	if (sp->ra_depth < dlm_ra_max(sp) && ++sp->ra_hits >= sp->budget_dpages) {
+		sp->ra_depth++;
+		sp->ra_hits = 0;
 	}
 }
 
@@ -756,6 +791,7 @@ again:
 				slot->ready_ns = 0;
 			}
 			if (ahead && ret == VM_FAULT_NOPAGE) {
+				dlm_ra_used(sp);
 				dlm_readahead(sp, dpn);
 				if (dlm_proto_behind(sp))
 					dlm_refill_behind(sp, v - DLM_XA_SLOT0);

@@ -166,6 +166,11 @@ static struct dev_ext_attribute dlm_attr_fills_reused = {
 	__ATTR(fills_reused, 0444, dlm_counter_show, NULL), &dlm_totals.fills_reused
 };
 
+static struct dev_ext_attribute dlm_attr_readaheads_unused = {
+	__ATTR(readaheads_unused, 0444, dlm_counter_show, NULL),
+	&dlm_totals.readaheads_unused
+};
+
 static struct dev_ext_attribute dlm_attr_held_skips = {
 	__ATTR(held_skips, 0444, dlm_counter_show, NULL), &dlm_totals.held_skips
 };
@@ -204,6 +209,7 @@ static struct attribute *dlm_stats_attrs[] = {
 	&dlm_attr_readaheads.attr.attr,
 	&dlm_attr_same_filled.attr.attr,
 	&dlm_attr_fills_reused.attr.attr,
+	&dlm_attr_readaheads_unused.attr.attr,
 	&dlm_attr_held_skips.attr.attr,
 	&dlm_attr_lat_request.attr.attr,
 	&dlm_attr_lat_data.attr.attr,

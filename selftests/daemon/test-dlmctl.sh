@@ -23,7 +23,7 @@ s=$tmp/sys
 mkdir -p "$s/stats"
 echo 0 >"$s/daemon"; echo 1 >"$s/spaces"; echo 768 >"$s/frames"
 for c in faults populates sigbus swapins swapouts drops readaheads \
-	 store_waits lost bytes_in bytes_out same_filled fills_reused \
+	 readaheads_unused store_waits lost bytes_in bytes_out same_filled fills_reused \
 	 held_skips; do
 	echo $((${#c} * 11)) >"$s/stats/$c"
 done
@@ -43,7 +43,7 @@ check "status: frames and the daemon's stats file" \
 	bash -c '[[ $1 == *"local frames      768"* && $1 == *"\"uptime_s\": 3.5"* ]]' _ "$out"
 out=$("$ctl" -s "$s" --daemon-stats "$tmp/none" stats)
 check "stats: every counter printed" \
-	bash -c '[[ $1 == *"swapouts          88"* && $1 == *"readaheads        110"* && $1 == *"bytes_out         99"* && $1 == *"same_filled       121"* && $1 == *"fills_reused      132"* && $1 == *"held_skips        110"* ]]' _ "$out"
+	bash -c '[[ $1 == *"swapouts          88"* && $1 == *"readaheads        110"* && $1 == *"readaheads_unused 187"* && $1 == *"bytes_out         99"* && $1 == *"same_filled       121"* && $1 == *"fills_reused      132"* && $1 == *"held_skips        110"* ]]' _ "$out"
 check "stats: latency in microseconds (p50 2097.2, max 4500.0)" \
 	grep -Eq "request -> data in +40 +2500.0 +2097.2 +3145.7 +4194.3 +4500.0" <<<"$out"
 check "stats: a missing daemon stats file names --stats-file" \

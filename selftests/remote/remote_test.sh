@@ -26,7 +26,7 @@ if ! command -v python3 >/dev/null; then
 	echo "1..0 # SKIP needs python3 for fake_dlmd.py"
 	exit $KSFT_SKIP
 fi
-echo "1..58"
+echo "1..62"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
@@ -57,12 +57,14 @@ start_daemon() {	# start_daemon MODE
 }
 
 old_timeout=$(cat $params/request_timeout_ms) old_pin=$(cat $params/pin_check)
+old_ra=$(cat $params/readahead_dpages)
 cleanup() {
 	stop_daemon
 	echo "$old_timeout" >$params/request_timeout_ms
 	echo Y >$params/same_filled
 	echo 0 >$params/max_user_requests
 	echo "$old_pin" >$params/pin_check
+	echo "$old_ra" >$params/readahead_dpages
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -155,6 +157,33 @@ fi
 # on the faults that fetched gave at most half: every other page missed.
 rwk "sequential read-back: each page read ahead reads ahead the next" \
 	'$(kv readaheads) * 10 > $(kv swapins) * 6' -t 16 -b 1024 -p 64 -r 1
+# 24 slots read 3 pages ahead (one per six slots, readahead_dpages 3):
+# CLOCK keeps them until used, so two read-backs of 256 DLM pages fetch
+# none twice (swap-ins count pages read ahead too) and none is evicted
+# unused.
+unused=/sys/class/misc/dlm/stats/readaheads_unused
+echo 3 >$params/readahead_dpages
+unused0=$(cat $unused)
+rwk "3 pages ahead in 24 slots: no page fetched twice, none evicted unused" \
+	"\$(kv readaheads) * 10 > \$(kv swapins) * 6 && \$(kv swapins) <= 2 * 256 && \$(cat $unused) == $unused0" \
+	-t 16 -b 1536 -p 64 -P clock -r 1 -c 2
+# Random access in 24 slots: a fault whose predecessor happens to be
+# resident reads ahead pages the program does not want next; they are
+# evicted unused and the depth falls to 1, so allowing 3 pages ahead reads
+# at most 1.5 times as many as allowing 1 (1.33-1.39 measured; a build
+# that never lowered the depth read 1.65 times as many and failed this).
+echo 1 >$params/readahead_dpages
+rwk "random access, 1 page ahead allowed" '$(kv readaheads) > 0' \
+	-t 16 -b 1536 -p 64 -a random -r 1
+ra1=$(kv readaheads) unused0=$(cat $unused)
+echo 3 >$params/readahead_dpages
+rwk "random access, 3 allowed: pages read ahead in vain keep the depth at 1 (1 allowed: $ra1 read ahead)" \
+	"\$(kv readaheads) * 2 <= ${ra1:-0} * 3 && \$(cat $unused) > $unused0" \
+	-t 16 -b 1536 -p 64 -a random -r 1
+echo 0 >$params/readahead_dpages
+rwk "readahead_dpages=0: no read-ahead" \
+	'$(kv readaheads) == 0 && $(kv swapins) > 0' -t 16 -b 1536 -p 64 -r 1
+echo "$old_ra" >$params/readahead_dpages
 
 # Same-filled pages (dlm_rw -f: half the DLM pages hold one repeated value,
 # the others differ from that in one word or byte, or are random): kept as
