@@ -47,7 +47,8 @@ DAEMON_NATIVE	:= daemon-memfile=$(DAEMON_TO)/test-memfile \
 		   daemon-tcp=selftests/daemon/test-tcp.sh \
 		   daemon-wire=$(DAEMON_TO)/test-wire \
 		   daemon-dlmd=selftests/daemon/test-dlmd.sh \
-		   daemon-dlmctl=selftests/daemon/test-dlmctl.sh
+		   daemon-dlmctl=selftests/daemon/test-dlmctl.sh \
+		   daemon-mpiserver=selftests/daemon/test-mpi-server.sh
 NATIVE_TESTS	+= $(DAEMON_NATIVE)
 
 $(DAEMON_O)/%.o: daemon/%.c
@@ -118,10 +119,22 @@ $(O)/bin/dlmd-$(1): $(DAEMON_O)/$(1)/dlmd.o \
 	mpicc.$(1) $$(DAEMON_CFLAGS) -o $$@ $$^ $$(DAEMON_NL_LIBS)
 
 USER_TARGETS	+= $(O)/bin/dlmd-$(1)
+
+# A memory server rank against a rank 0 written in the test.
+$(DAEMON_TO)/$(1)/test-mpi-server.o: selftests/daemon/test-mpi-server.c
+	@mkdir -p $$(dir $$@)
+	mpicc.$(1) $$(DAEMON_CFLAGS) -Idaemon -c -o $$@ $$<
+
+$(DAEMON_TO)/test-mpi-server-$(1): $(DAEMON_TO)/$(1)/test-mpi-server.o \
+		$(DAEMON_O)/$(1)/mpi_server.o $(DAEMON_O)/$(1)/mpi_init.o \
+		$(call daemon_objs,mpi_opts log wire)
+	mpicc.$(1) $$(DAEMON_CFLAGS) -o $$@ $$^
+
+USER_TARGETS	+= $(DAEMON_TO)/test-mpi-server-$(1)
 endef
 $(foreach m,$(DLMD_MPIS),$(eval $(call dlmd_mpi_rules,$(m))))
 
--include $(wildcard $(DAEMON_O)/*.d $(DAEMON_TO)/*.d $(DAEMON_O)/*/*.d)
+-include $(wildcard $(DAEMON_O)/*.d $(DAEMON_TO)/*.d $(DAEMON_O)/*/*.d $(DAEMON_TO)/*/*.d)
 
 # awgstard: the AWG-STAR ring between boards (/dev/awgstar).
 AWGSTARD_OBJS	:= $(call daemon_objs,awgstard awg_link awg_link_tcp log netaddr \

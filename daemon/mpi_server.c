@@ -5,10 +5,13 @@
  * The loop waits for a header from rank 0 (politely: an idle memory
  * server sleeps instead of spinning in MPI), serves it and waits for the
  * next.  Data moves between the MPI library and the server's memory with
- * no staging copy; while it moves, the rank polls in MPI's blocking calls
- * or tests and sleeps (--mpi-server-wait, dlm_mpi.h).  The memory is
- * anonymous and reserved lazily, like dlm-memserver's: a page costs RAM
- * once written.
+ * no staging copy; while it moves, the rank polls in MPI or tests and
+ * sleeps (--mpi-server-wait, dlm_mpi.h).  A READ's reply is posted and
+ * left in flight (up to SENDS_MAX of them) while the next headers are
+ * served, so that rank 0 takes the pages of several READs each time it
+ * makes progress instead of one per wake-up; a WRITE first waits for the
+ * replies in flight that read its range.  The memory is anonymous and
+ * reserved lazily, like dlm-memserver's: a page costs RAM once written.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,13 +26,76 @@
 
 #define IDLE_SLEEP_MAX_US	1000
 #define XFER_SLEEP_MAX_US	50	/* --mpi-server-wait sleep */
+#define SENDS_MAX		32	/* READ replies in flight */
 
 struct server {
 	int sleep;		/* DLM_MPI_WAIT_SLEEP in force */
 	uint8_t *mem;
 	uint64_t size;
 	uint64_t reads, writes, refused, bytes_in, bytes_out;
+	int nsends;		/* READ replies in flight, oldest first: */
+	MPI_Request send_req[SENDS_MAX];
+	uint64_t send_off[SENDS_MAX];
+	uint32_t send_len[SENDS_MAX];
 };
+
+/*
+ * Take the READ replies that have completed off the list; 1 if any had.
+ * Testing stops at the first MPI error, left in *R.
+ */
+static int reap_sends(struct server *s, int *r)
+{
+	int i, n = 0, flag;
+
+	for (i = 0; i < s->nsends; i++) {
+		flag = 0;
+		if (*r == MPI_SUCCESS)
+			*r = MPI_Test(&s->send_req[i], &flag, MPI_STATUS_IGNORE);
+		if (flag)
+			continue;
+		s->send_req[n] = s->send_req[i];
+		s->send_off[n] = s->send_off[i];
+		s->send_len[n++] = s->send_len[i];
+	}
+	flag = n < s->nsends;
+	s->nsends = n;
+	return flag;
+}
+
+/*
+ * Wait for REQ (none: MPI_REQUEST_NULL) while READ replies in flight make
+ * progress, until REQ is done, no reply in flight overlaps [OFF, OFF +
+ * LEN) and at most MAX are in flight.  Nothing in flight: the idle wait,
+ * sleeping up to IDLE_SLEEP_MAX_US; replies in flight: poll, or under
+ * DLM_MPI_WAIT_SLEEP sleep up to XFER_SLEEP_MAX_US.  Returns the MPI
+ * error code.
+ */
+static int wait_for(struct server *s, MPI_Request *req, uint64_t off,
+		    uint64_t len, int max)
+{
+	unsigned int round = 0;
+	int r = MPI_SUCCESS, done, i, busy;
+
+	for (;;) {
+		done = 1;
+		if (*req != MPI_REQUEST_NULL)
+			r = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+		if (reap_sends(s, &r))
+			round = 0;
+		if (r != MPI_SUCCESS)
+			return r;
+		busy = s->nsends > max;
+		for (i = 0; i < s->nsends && !busy; i++)
+			busy = s->send_off[i] < off + len &&
+			       off < s->send_off[i] + s->send_len[i];
+		if (done && !busy)
+			return MPI_SUCCESS;
+		if (!s->nsends)
+			mpi_backoff(&round, IDLE_SLEEP_MAX_US);
+		else if (s->sleep)
+			mpi_backoff(&round, XFER_SLEEP_MAX_US);
+	}
+}
 
 /* Send or receive a payload to or from rank 0, waiting as configured. */
 static int send_tag(const struct server *s, const void *buf, int len,
@@ -88,6 +154,8 @@ static int hello(struct server *s, const struct wire_hdr *h, int tag)
 static int read_one(struct server *s, const struct wire_hdr *h, int tag)
 {
 	uint32_t st = wire_check_range(h->offset, h->len, s->size);
+	MPI_Request none = MPI_REQUEST_NULL;
+	int r;
 
 	if (st != WIRE_OK || !s->mem) {
 		s->refused++;
@@ -95,14 +163,24 @@ static int read_one(struct server *s, const struct wire_hdr *h, int tag)
 			 h->offset, h->len, wire_status_str(st));
 		return send_tag(s, NULL, 0, tag);
 	}
+	r = wait_for(s, &none, 0, 0, SENDS_MAX - 1);
+	if (r != MPI_SUCCESS)
+		return r;
 	s->reads++;
 	s->bytes_out += h->len;
-	return send_tag(s, s->mem + h->offset, (int)h->len, tag);
+	r = MPI_Isend(s->mem + h->offset, (int)h->len, MPI_BYTE, 0, tag,
+		      MPI_COMM_WORLD, &s->send_req[s->nsends]);
+	if (r == MPI_SUCCESS) {
+		s->send_off[s->nsends] = h->offset;
+		s->send_len[s->nsends++] = h->len;
+	}
+	return r;
 }
 
 static int write_one(struct server *s, const struct wire_hdr *h, int tag)
 {
 	uint32_t st = wire_check_range(h->offset, h->len, s->size);
+	MPI_Request none = MPI_REQUEST_NULL;
 	int32_t status;
 	MPI_Message msg;
 	MPI_Status mst;
@@ -110,7 +188,9 @@ static int write_one(struct server *s, const struct wire_hdr *h, int tag)
 	int r, count;
 
 	if (st == WIRE_OK && s->mem) {
-		r = recv_tag(s, s->mem + h->offset, (int)h->len, tag);
+		r = wait_for(s, &none, h->offset, h->len, SENDS_MAX);
+		if (r == MPI_SUCCESS)
+			r = recv_tag(s, s->mem + h->offset, (int)h->len, tag);
 		s->writes++;
 		s->bytes_in += h->len;
 	} else {
@@ -144,9 +224,9 @@ int dlm_mpi_server_main(const struct dlm_mpi_info *info)
 		.sleep = info->server_wait == DLM_MPI_WAIT_SLEEP,
 	};
 	struct wire_hdr h;
-	MPI_Request req;
+	MPI_Request req, none = MPI_REQUEST_NULL;
 	char estr[MPI_MAX_ERROR_STRING];
-	int r, elen, tag, code = 0;
+	int r, elen, tag, code = 0, bye = 0;
 
 	log_debug("memory server rank up", "rank=%d server_wait=%s",
 		  info->rank, dlm_mpi_wait_name(info->server_wait));
@@ -154,8 +234,7 @@ int dlm_mpi_server_main(const struct dlm_mpi_info *info)
 		r = MPI_Irecv(buf, sizeof(buf), MPI_BYTE, 0, MPI_TAG_HDR,
 			      MPI_COMM_WORLD, &req);
 		if (r == MPI_SUCCESS)
-			r = mpi_wait_polite(&req, MPI_STATUS_IGNORE,
-					    IDLE_SLEEP_MAX_US);
+			r = wait_for(&s, &req, 0, 0, SENDS_MAX);
 		if (r != MPI_SUCCESS)
 			break;
 		wire_hdr_decode(&h, buf);
@@ -179,14 +258,16 @@ int dlm_mpi_server_main(const struct dlm_mpi_info *info)
 		case WIRE_OP_WRITE:
 			r = write_one(&s, &h, tag);
 			break;
-		case WIRE_OP_BYE:
-			goto out;
+		case WIRE_OP_BYE:	/* the replies in flight first */
+			r = wait_for(&s, &none, 0, 0, 0);
+			bye = 1;
+			break;
 		default:
 			log_error("unknown request from rank 0", "op=%u", h.op);
 			code = 1;
 			goto out;
 		}
-		if (r != MPI_SUCCESS)
+		if (r != MPI_SUCCESS || bye)
 			break;
 	}
 	if (r != MPI_SUCCESS) {
@@ -199,7 +280,7 @@ out:
 		 " writes=%" PRIu64 " refused=%" PRIu64 " bytes_in=%" PRIu64
 		 " bytes_out=%" PRIu64, info->rank, s.reads, s.writes,
 		 s.refused, s.bytes_in, s.bytes_out);
-	if (s.mem)
+	if (s.mem && !s.nsends)	/* else MPI may still read it */
 		munmap(s.mem, s.size);
 	MPI_Finalize();
 	return code;
