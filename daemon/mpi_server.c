@@ -5,13 +5,16 @@
  * The loop waits for a header from rank 0 (politely: an idle memory
  * server sleeps instead of spinning in MPI), serves it and waits for the
  * next.  Data moves between the MPI library and the server's memory with
- * no staging copy; while it moves, the rank polls in MPI or tests and
- * sleeps (--mpi-server-wait, dlm_mpi.h).  A READ's reply is posted and
- * left in flight (up to SENDS_MAX of them) while the next headers are
- * served, so that rank 0 takes the pages of several READs each time it
- * makes progress instead of one per wake-up; a WRITE first waits for the
- * replies in flight that read its range.  The memory is anonymous and
- * reserved lazily, like dlm-memserver's: a page costs RAM once written.
+ * no staging copy, and is left in flight (up to XFERS_MAX transfers)
+ * while the next headers are served: a READ's reply is posted and rank 0
+ * takes the pages of several READs each time it makes progress instead of
+ * one per wake-up; a WRITE's payload is received while the READs behind
+ * it are answered, and its status is sent when it has all arrived.  Only
+ * ranges decide the order: a WRITE first waits for the transfers in
+ * flight over its range, a READ for the WRITEs in flight over its range.
+ * While transfers fly, the rank polls in MPI or tests and sleeps
+ * (--mpi-server-wait, dlm_mpi.h).  The memory is anonymous and reserved
+ * lazily, like dlm-memserver's: a page costs RAM once written.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,78 +29,130 @@
 
 #define IDLE_SLEEP_MAX_US	1000
 #define XFER_SLEEP_MAX_US	50	/* --mpi-server-wait sleep */
-#define SENDS_MAX		32	/* READ replies in flight */
+#define XFERS_MAX		32	/* transfers in flight */
+
+/* A READ's reply being sent or a WRITE's payload being received. */
+struct xfer {
+	MPI_Request req;
+	uint64_t off;
+	uint32_t len;
+	int tag;
+	int write;		/* then its status goes on TAG once received */
+};
 
 struct server {
 	int sleep;		/* DLM_MPI_WAIT_SLEEP in force */
 	uint8_t *mem;
 	uint64_t size;
 	uint64_t reads, writes, refused, bytes_in, bytes_out;
-	int nsends;		/* READ replies in flight, oldest first: */
-	MPI_Request send_req[SENDS_MAX];
-	uint64_t send_off[SENDS_MAX];
-	uint32_t send_len[SENDS_MAX];
+	int nxfers;		/* in flight, oldest first */
+	struct xfer xfers[XFERS_MAX];
 };
 
 /*
- * Take the READ replies that have completed off the list; 1 if any had.
- * Testing stops at the first MPI error, left in *R.
+ * Take the transfers that have completed off the list, answering a
+ * WRITE's status (rank 0 has its receive posted: a small send that
+ * completes at once); 1 if any had completed.  Stops at the first MPI
+ * error, left in *R.
  */
-static int reap_sends(struct server *s, int *r)
+static int reap(struct server *s, int *r)
 {
 	int i, n = 0, flag;
+	int32_t ok = WIRE_OK;
 
-	for (i = 0; i < s->nsends; i++) {
+	for (i = 0; i < s->nxfers; i++) {
 		flag = 0;
 		if (*r == MPI_SUCCESS)
-			*r = MPI_Test(&s->send_req[i], &flag, MPI_STATUS_IGNORE);
-		if (flag)
-			continue;
-		s->send_req[n] = s->send_req[i];
-		s->send_off[n] = s->send_off[i];
-		s->send_len[n++] = s->send_len[i];
+			*r = MPI_Test(&s->xfers[i].req, &flag,
+				      MPI_STATUS_IGNORE);
+		if (flag && s->xfers[i].write)
+			*r = MPI_Send(&ok, 1, MPI_INT32_T, 0, s->xfers[i].tag,
+				      MPI_COMM_WORLD);
+		if (!flag)
+			s->xfers[n++] = s->xfers[i];
 	}
-	flag = n < s->nsends;
-	s->nsends = n;
+	flag = n < s->nxfers;
+	s->nxfers = n;
 	return flag;
 }
 
+/* Does a transfer in flight keep a READ (WRITING 0) or a WRITE off a range? */
+static int overlaps(const struct server *s, uint64_t off, uint64_t len,
+		    int writing)
+{
+	const struct xfer *x;
+
+	for (x = s->xfers; x < s->xfers + s->nxfers; x++)
+		if ((writing || x->write) && x->off < off + len &&
+		    off < x->off + x->len)
+			return 1;
+	return 0;
+}
+
 /*
- * Wait for REQ (none: MPI_REQUEST_NULL) while READ replies in flight make
- * progress, until REQ is done, no reply in flight overlaps [OFF, OFF +
- * LEN) and at most MAX are in flight.  Nothing in flight: the idle wait,
- * sleeping up to IDLE_SLEEP_MAX_US; replies in flight: poll, or under
- * DLM_MPI_WAIT_SLEEP sleep up to XFER_SLEEP_MAX_US.  Returns the MPI
- * error code.
+ * Wait for REQ (none: MPI_REQUEST_NULL) while the transfers in flight
+ * make progress, until REQ is done, at most MAX are in flight and none
+ * keeps a READ (WRITING 0) or a WRITE off [OFF, OFF + LEN).  Nothing in
+ * flight: the idle wait, sleeping up to IDLE_SLEEP_MAX_US; transfers in
+ * flight: poll, or under DLM_MPI_WAIT_SLEEP sleep up to XFER_SLEEP_MAX_US.
+ * Returns the MPI error code.
  */
 static int wait_for(struct server *s, MPI_Request *req, uint64_t off,
-		    uint64_t len, int max)
+		    uint64_t len, int writing, int max)
 {
 	unsigned int round = 0;
-	int r = MPI_SUCCESS, done, i, busy;
+	int r = MPI_SUCCESS, done;
 
 	for (;;) {
 		done = 1;
 		if (*req != MPI_REQUEST_NULL)
 			r = MPI_Test(req, &done, MPI_STATUS_IGNORE);
-		if (reap_sends(s, &r))
+		if (reap(s, &r))
 			round = 0;
 		if (r != MPI_SUCCESS)
 			return r;
-		busy = s->nsends > max;
-		for (i = 0; i < s->nsends && !busy; i++)
-			busy = s->send_off[i] < off + len &&
-			       off < s->send_off[i] + s->send_len[i];
-		if (done && !busy)
+		if (done && s->nxfers <= max &&
+		    !overlaps(s, off, len, writing))
 			return MPI_SUCCESS;
-		if (!s->nsends)
+		if (!s->nxfers)
 			mpi_backoff(&round, IDLE_SLEEP_MAX_US);
 		else if (s->sleep)
 			mpi_backoff(&round, XFER_SLEEP_MAX_US);
 	}
 }
 
-/* Send or receive a payload to or from rank 0, waiting as configured. */
+/*
+ * Put the transfer of LEN bytes at OFF on TAG in flight, after those it
+ * must wait for: a READ's reply, or (WRITE) a WRITE's payload.
+ */
+static int start(struct server *s, uint64_t off, uint32_t len, int tag,
+		 int write)
+{
+	MPI_Request none = MPI_REQUEST_NULL;
+	struct xfer *x;
+	int r;
+
+	r = wait_for(s, &none, off, len, write, XFERS_MAX - 1);
+	if (r != MPI_SUCCESS)
+		return r;
+	x = &s->xfers[s->nxfers];
+	if (write)
+		r = MPI_Irecv(s->mem + off, (int)len, MPI_BYTE, 0, tag,
+			      MPI_COMM_WORLD, &x->req);
+	else
+		r = MPI_Isend(s->mem + off, (int)len, MPI_BYTE, 0, tag,
+			      MPI_COMM_WORLD, &x->req);
+	if (r != MPI_SUCCESS)
+		return r;
+	x->off = off;
+	x->len = len;
+	x->tag = tag;
+	x->write = write;
+	s->nxfers++;
+	return MPI_SUCCESS;
+}
+
+/* Send a reply to rank 0 and wait for it as configured. */
 static int send_tag(const struct server *s, const void *buf, int len,
 		    int tag)
 {
@@ -107,20 +162,6 @@ static int send_tag(const struct server *s, const void *buf, int len,
 	if (!s->sleep)
 		return MPI_Send(buf, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
 	r = MPI_Isend(buf, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &req);
-	if (r != MPI_SUCCESS)
-		return r;
-	return mpi_wait_polite(&req, MPI_STATUS_IGNORE, XFER_SLEEP_MAX_US);
-}
-
-static int recv_tag(const struct server *s, void *buf, int len, int tag)
-{
-	MPI_Request req;
-	int r;
-
-	if (!s->sleep)
-		return MPI_Recv(buf, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD,
-				MPI_STATUS_IGNORE);
-	r = MPI_Irecv(buf, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &req);
 	if (r != MPI_SUCCESS)
 		return r;
 	return mpi_wait_polite(&req, MPI_STATUS_IGNORE, XFER_SLEEP_MAX_US);
@@ -154,8 +195,6 @@ static int hello(struct server *s, const struct wire_hdr *h, int tag)
 static int read_one(struct server *s, const struct wire_hdr *h, int tag)
 {
 	uint32_t st = wire_check_range(h->offset, h->len, s->size);
-	MPI_Request none = MPI_REQUEST_NULL;
-	int r;
 
 	if (st != WIRE_OK || !s->mem) {
 		s->refused++;
@@ -163,24 +202,14 @@ static int read_one(struct server *s, const struct wire_hdr *h, int tag)
 			 h->offset, h->len, wire_status_str(st));
 		return send_tag(s, NULL, 0, tag);
 	}
-	r = wait_for(s, &none, 0, 0, SENDS_MAX - 1);
-	if (r != MPI_SUCCESS)
-		return r;
 	s->reads++;
 	s->bytes_out += h->len;
-	r = MPI_Isend(s->mem + h->offset, (int)h->len, MPI_BYTE, 0, tag,
-		      MPI_COMM_WORLD, &s->send_req[s->nsends]);
-	if (r == MPI_SUCCESS) {
-		s->send_off[s->nsends] = h->offset;
-		s->send_len[s->nsends++] = h->len;
-	}
-	return r;
+	return start(s, h->offset, h->len, tag, 0);
 }
 
 static int write_one(struct server *s, const struct wire_hdr *h, int tag)
 {
 	uint32_t st = wire_check_range(h->offset, h->len, s->size);
-	MPI_Request none = MPI_REQUEST_NULL;
 	int32_t status;
 	MPI_Message msg;
 	MPI_Status mst;
@@ -188,31 +217,28 @@ static int write_one(struct server *s, const struct wire_hdr *h, int tag)
 	int r, count;
 
 	if (st == WIRE_OK && s->mem) {
-		r = wait_for(s, &none, h->offset, h->len, SENDS_MAX);
-		if (r == MPI_SUCCESS)
-			r = recv_tag(s, s->mem + h->offset, (int)h->len, tag);
 		s->writes++;
 		s->bytes_in += h->len;
-	} else {
-		/* Take the payload off the wire, whatever its size. */
-		s->refused++;
-		r = MPI_Mprobe(0, tag, MPI_COMM_WORLD, &msg, &mst);
-		if (r == MPI_SUCCESS) {
-			MPI_Get_count(&mst, MPI_BYTE, &count);
-			scratch = malloc(count ? (size_t)count : 1);
-			if (!scratch)
-				return MPI_ERR_NO_MEM;
-			r = MPI_Mrecv(scratch, count, MPI_BYTE, &msg,
-				      MPI_STATUS_IGNORE);
-			free(scratch);
-		}
-		log_warn("refused a write", "offset=%" PRIu64 " len=%u status=\"%s\"",
-			 h->offset, h->len, wire_status_str(st));
-		if (st == WIRE_OK)
-			st = WIRE_E_RANGE;	/* no memory at all */
+		return start(s, h->offset, h->len, tag, 1);
 	}
+	/* Refused: take the payload off the wire, whatever its size. */
+	s->refused++;
+	r = MPI_Mprobe(0, tag, MPI_COMM_WORLD, &msg, &mst);
+	if (r == MPI_SUCCESS) {
+		MPI_Get_count(&mst, MPI_BYTE, &count);
+		scratch = malloc(count ? (size_t)count : 1);
+		if (!scratch)
+			return MPI_ERR_NO_MEM;
+		r = MPI_Mrecv(scratch, count, MPI_BYTE, &msg,
+			      MPI_STATUS_IGNORE);
+		free(scratch);
+	}
+	log_warn("refused a write", "offset=%" PRIu64 " len=%u status=\"%s\"",
+		 h->offset, h->len, wire_status_str(st));
 	if (r != MPI_SUCCESS)
 		return r;
+	if (st == WIRE_OK)
+		st = WIRE_E_RANGE;	/* no memory at all */
 	status = (int32_t)st;
 	return MPI_Send(&status, 1, MPI_INT32_T, 0, tag, MPI_COMM_WORLD);
 }
@@ -234,7 +260,7 @@ int dlm_mpi_server_main(const struct dlm_mpi_info *info)
 		r = MPI_Irecv(buf, sizeof(buf), MPI_BYTE, 0, MPI_TAG_HDR,
 			      MPI_COMM_WORLD, &req);
 		if (r == MPI_SUCCESS)
-			r = wait_for(&s, &req, 0, 0, SENDS_MAX);
+			r = wait_for(&s, &req, 0, 0, 0, XFERS_MAX);
 		if (r != MPI_SUCCESS)
 			break;
 		wire_hdr_decode(&h, buf);
@@ -258,8 +284,8 @@ int dlm_mpi_server_main(const struct dlm_mpi_info *info)
 		case WIRE_OP_WRITE:
 			r = write_one(&s, &h, tag);
 			break;
-		case WIRE_OP_BYE:	/* the replies in flight first */
-			r = wait_for(&s, &none, 0, 0, 0);
+		case WIRE_OP_BYE:	/* the transfers in flight first */
+			r = wait_for(&s, &none, 0, 0, 0, 0);
 			bye = 1;
 			break;
 		default:
@@ -280,7 +306,7 @@ out:
 		 " writes=%" PRIu64 " refused=%" PRIu64 " bytes_in=%" PRIu64
 		 " bytes_out=%" PRIu64, info->rank, s.reads, s.writes,
 		 s.refused, s.bytes_in, s.bytes_out);
-	if (s.mem && !s.nsends)	/* else MPI may still read it */
+	if (s.mem && !s.nxfers)	/* else MPI may still use it */
 		munmap(s.mem, s.size);
 	MPI_Finalize();
 	return code;

@@ -8,13 +8,17 @@
  *
  * Rank 1 runs dlm_mpi_server_main(); rank 0 prints TAP.  Checks the data,
  * not only the statuses: pages written come back intact; more READs than
- * the server keeps replies in flight for (SENDS_MAX), posted before rank 0
+ * the server keeps transfers in flight (XFERS_MAX), posted before rank 0
  * receives any, all come back right; a WRITE sent behind a READ of the
  * same range whose reply rank 0 has not received yet does not change what
  * that READ returns (the server waits for the reply before taking the
  * WRITE's payload: without that wait the READ would see the new bytes),
- * and a READ behind the WRITE sees them; a READ out of range is refused
- * with an empty message and one in range still works after it.
+ * and a READ behind the WRITE sees them; a READ sent behind a WRITE whose
+ * payload rank 0 holds back is answered before it if it reads another
+ * range (the server receives a payload while it serves the next headers)
+ * and waits for it if it reads the same one, then returns the new bytes;
+ * a READ out of range is refused with an empty message and one in range
+ * still works after it.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -28,7 +32,7 @@
 #define MiB		(1024u * 1024u)
 #define SERVER		1
 #define SIZE		(16 * MiB)
-#define NREADS		48	/* more than the server's SENDS_MAX */
+#define NREADS		48	/* more than the server's XFERS_MAX */
 #define SMALL		(64u * 1024u)
 
 static unsigned int next_tag;
@@ -73,6 +77,20 @@ static long bad_word(const uint64_t *p, size_t len, uint64_t off,
 	return -1;
 }
 
+/* Test REQ until it completes or SECS seconds pass; its flag. */
+static int done_within(MPI_Request *req, double secs)
+{
+	double end = MPI_Wtime() + secs;
+	int flag = 0;
+
+	while (!flag && MPI_Wtime() < end) {
+		MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+		if (!flag)
+			usleep(100);
+	}
+	return flag;
+}
+
 /* WRITE LEN bytes of pattern SEED at OFF; the server's status. */
 static int32_t write_pat(void *buf, uint32_t len, uint64_t off, uint64_t seed)
 {
@@ -97,10 +115,10 @@ static void rank0(void)
 	MPI_Status st, sts[NREADS];
 	uint64_t *a = malloc(MiB), *b = malloc(MiB), *c = malloc(MiB);
 	uint64_t *many = malloc((size_t)NREADS * SMALL);
-	int tag[NREADS], t1, t2, t3, i, bad, count = -1;
+	int tag[NREADS], t1, t2, t3, i, bad, early, count = -1;
 	int32_t status = -1;
 
-	tap_plan(8);
+	tap_plan(11);
 	if (!a || !b || !c || !many) {
 		tap_diag("out of memory");
 		MPI_Abort(MPI_COMM_WORLD, 1);
@@ -155,6 +173,31 @@ static void rank0(void)
 	MPI_Recv(c, MiB, MPI_BYTE, SERVER, t3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	tap_ok(bad_word(c, MiB, 8 * MiB, 3) < 0,
 	       "a READ sent behind the WRITE returns the WRITE's bytes");
+
+	/*
+	 * WRITE 1 MB at 12 MB with its payload held back, behind it a READ
+	 * of another range, then a READ of the WRITE's range.
+	 */
+	t1 = hdr(WIRE_OP_WRITE, MiB, 12 * MiB);
+	t2 = hdr(WIRE_OP_READ, SMALL, 3 * SMALL);
+	memset(c, 0, SMALL);
+	MPI_Irecv(c, SMALL, MPI_BYTE, SERVER, t2, MPI_COMM_WORLD, &req[0]);
+	tap_ok(done_within(&req[0], 10) && bad_word(c, SMALL, 3 * SMALL, 1) < 0,
+	       "a READ of another range is answered, intact, while the WRITE ahead of it waits for its payload");
+	t3 = hdr(WIRE_OP_READ, MiB, 12 * MiB);
+	memset(a, 0, MiB);
+	MPI_Irecv(a, MiB, MPI_BYTE, SERVER, t3, MPI_COMM_WORLD, &req[1]);
+	early = done_within(&req[1], 0.2);
+	fill(b, MiB, 12 * MiB, 4);
+	MPI_Isend(b, MiB, MPI_BYTE, SERVER, t1, MPI_COMM_WORLD, &wreq[0]);
+	MPI_Irecv(&status, 1, MPI_INT32_T, SERVER, t1, MPI_COMM_WORLD, &wreq[1]);
+	MPI_Waitall(2, wreq, sts);
+	tap_ok(status == WIRE_OK, "the WRITE is answered WIRE_OK once its payload is sent (%d)",
+	       status);
+	MPI_Wait(&req[1], MPI_STATUS_IGNORE);
+	tap_ok(!early && bad_word(a, MiB, 12 * MiB, 4) < 0,
+	       "a READ of the WRITE's range waits for the payload and returns its bytes (answered before it: %d)",
+	       early);
 
 	/* Out of range: an empty reply; the server goes on serving. */
 	t1 = hdr(WIRE_OP_READ, MiB, SIZE - MiB / 2);

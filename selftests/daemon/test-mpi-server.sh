@@ -10,7 +10,7 @@ set -uo pipefail
 # shellcheck source=selftests/daemon/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-per=8	# tests in one run of test-mpi-server
+per=11	# tests in one run of test-mpi-server
 echo "TAP version 13"
 echo "1..$((2 * 2 * per))"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
