@@ -8,8 +8,10 @@
  * straight from the pool and an MPI_Irecv of the status (WRITE).  Who
  * posts depends on the protocol: in as1 the submitting thread (under the
  * lock that serializes MPI calls), in as2 and cs the main thread, which
- * takes them off a queue.  The main thread always completes them, per
- * server in submission order, and calls done() without the lock held.
+ * takes them off a queue.  The main thread always completes them, in the
+ * order they complete (a server answers a READ while a WRITE of other
+ * bytes sent before it is still arriving), and calls done() without the
+ * lock held.
  *
  * MPI jobs do not survive the loss of a rank, so a memory server that does
  * not answer within the I/O timeout, or an MPI error, ends the job:
@@ -188,12 +190,12 @@ static void finish(struct mop *m)
 }
 
 /*
- * Completed transfers, per server in order, off the posted lists; a
+ * Completed transfers off the posted lists, which stay oldest first; a
  * transfer older than the I/O timeout ends the job.  Lock held.
  */
 static struct mop *reap(void)
 {
-	struct mop *done = NULL, *dtail = NULL, *m;
+	struct mop *done = NULL, *dtail = NULL, *m, *last, **pp;
 	uint64_t now = now_ns();
 	unsigned int i;
 	char why[192];
@@ -201,15 +203,21 @@ static struct mop *reap(void)
 	for (i = 0; i < w.nconns; i++) {
 		struct tconn *c = w.conns[i];
 
-		while (c && (m = c->head) && test(m)) {
-			c->head = m->next;
-			if (!c->head)
-				c->tail = NULL;
+		if (!c)
+			continue;
+		for (pp = &c->head, last = NULL; (m = *pp);) {
+			if (!test(m)) {
+				last = m;
+				pp = &m->next;
+				continue;
+			}
+			*pp = m->next;
 			c->inflight--;
 			w.nactive--;
 			mop_append(&done, &dtail, m);
 		}
-		m = c ? c->head : NULL;
+		c->tail = last;
+		m = c->head;
 		if (m && c->opts.io_timeout_ms &&
 		    now - m->t0 > (uint64_t)c->opts.io_timeout_ms * 1000000ULL) {
 			snprintf(why, sizeof(why),
