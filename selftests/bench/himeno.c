@@ -148,6 +148,11 @@ static int parse_size(const char *s, size_t *mi, size_t *mj, size_t *mk)
 	return 0;
 }
 
+static const struct option help_opt[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: himeno [-s xs|s|m|l] [-g IxJxK] [-n ITERATIONS] [-m malloc|dlm]\n"
@@ -167,7 +172,8 @@ int main(int argc, char **argv)
 
 	parse_size("s", &g.mi, &g.mj, &g.mk);
 	/* "+": stop at the first non-option, so "--" and the DLM options stay. */
-	while ((opt = getopt(argc, argv, "+s:g:n:m:c:qh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "+s:g:n:m:c:qh", help_opt,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 's':
 		case 'g':

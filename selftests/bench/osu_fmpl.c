@@ -60,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <getopt.h>
 #include <unistd.h>
 
 #define WINDOW		64
@@ -712,12 +713,18 @@ static void test_coll(int nmax, const char *mode)
 	free(b);
 }
 
-static void usage(void)
+static __attribute__((noreturn)) void usage(int status)
 {
-	fprintf(stderr, "usage: osu_fmpl [-t latency,bw,gap,coll] [-m MAXBYTES] "
+	fprintf(status ? stderr : stdout,
+		"usage: osu_fmpl [-t latency,bw,gap,coll] [-m MAXBYTES] "
 		"[-n ITERS] [-k K,...] [-c native|tree|auto] [-C]\n");
-	exit(2);
+	exit(status);
 }
+
+static const struct option help_opt[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
 
 int main(int argc, char **argv)
 {
@@ -727,7 +734,8 @@ int main(int argc, char **argv)
 	size_t max = 4 << 20;
 	int nmax = 1000, opt, p2p;
 
-	while ((opt = getopt(argc, argv, "t:m:n:k:c:C")) != -1) {
+	while ((opt = getopt_long(argc, argv, "t:m:n:k:c:Ch", help_opt,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 't': tests = optarg; break;
 		case 'm': max = strtoull(optarg, NULL, 0); break;
@@ -735,17 +743,18 @@ int main(int argc, char **argv)
 		case 'k': kl = optarg; break;
 		case 'c': cmode = optarg; break;
 		case 'C': corrupt = 1; break;
-		default: usage();
+		case 'h': usage(0);
+		default: usage(2);
 		}
 	}
 	if (nmax < 10 || max > (1u << 30))
-		usage();
+		usage(2);
 	if (kl) {
 		for (nk = 0, tok = strtok_r(kl, ",", &save); tok;
 		     tok = strtok_r(NULL, ",", &save)) {
 			if (nk == KLIST_MAX || (ks[nk] = atoi(tok)) < 1 ||
 			    ks[nk] > KMAX_LIMIT)
-				usage();
+				usage(2);
 			kmax = ks[nk] > kmax ? ks[nk] : kmax;
 			nk++;
 		}

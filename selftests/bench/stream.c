@@ -98,6 +98,11 @@ static void *dlm_space(uint64_t bytes, unsigned int pct, uint64_t page,
 	return p;
 }
 
+static const struct option help_opt[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: stream [-m malloc|dlm] [-s MB_PER_ARRAY] [-l LOCAL_PERCENT]\n"
@@ -116,7 +121,8 @@ int main(int argc, char **argv)
 	double *a, *b, *c;
 	int opt, counted = 0;
 
-	while ((opt = getopt(argc, argv, "m:s:l:p:i:x:P:qh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "m:s:l:p:i:x:P:qh", help_opt,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'm': mode = optarg; break;
 		case 's': mb = strtoull(optarg, NULL, 0); break;

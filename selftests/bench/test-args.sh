@@ -5,10 +5,14 @@
 # ARRAY_MB, ITERATIONS and PERCENT (and stream.sh's XFER_RUNS) end each
 # script with status 2 and a message before it needs root or touches the
 # machine; lib.sh's himeno_budget_ok refuses a Himeno budget under 20 DLM
-# pages and names the HIMENO_PAGE_KB that fits.  Nothing here runs a
-# benchmark.
+# pages and names the HIMENO_PAGE_KB that fits; each benchmark program
+# (${O:-build}/bench) prints its usage on stdout and exits 0 for --help,
+# and (but umode_bench, whose options libdlm parses first) exits 2 with
+# the usage on stderr for an unknown option.  Nothing
+# here runs a benchmark.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+bench=${O:-$here/../../build}/bench
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TMPDIR=$tmp/t DLM_BENCH_OUT=$tmp/out
@@ -49,7 +53,7 @@ bad() {
 }
 
 echo "TAP version 13"
-echo "1..42"
+echo "1..51"
 
 for s in stream.sh mpi.sh verbs.sh umode.sh replicas.sh; do
 	bad "$s" "PERCENT '7.5'" 32 3 7.5
@@ -59,6 +63,25 @@ done
 bad stream.sh "PERCENT '101'" 32 3 101
 XFER_RUNS=0 bad stream.sh "XFER_RUNS '0'" 32 3 10
 bad mpi.sh "not '32' and '-1'" 32 -1
+
+# The programs: --help on stdout with status 0, a bad option on stderr
+# with status 2 (osu-fmpl stands for its MPI builds: the same source).
+for p in stream himeno xfer_bench osu-fmpl; do
+	out=$("$bench/$p" --help 2>"$tmp/err")
+	rc=$?
+	check "$p --help: status 0, usage on stdout, nothing on stderr" \
+		test "$rc" = 0 -a "${out#usage: }" != "$out" -a ! -s "$tmp/err"
+	[[ $rc == 0 ]] || echo "# status $rc: $(cat "$tmp/err")"
+	out=$("$bench/$p" --no-such-option 2>&1 >/dev/null)
+	rc=$?
+	check "$p --no-such-option: status 2, usage on stderr" \
+		test "$rc" = 2 -a "${out/usage: /}" != "$out"
+done
+# umode_bench hands its arguments to dlm_startup() first, which needs the
+# module (absent natively): --help must be answered before that.
+out=$("$bench/umode_bench" --help 2>"$tmp/err")
+check "umode_bench --help: status 0, both modes on stdout, nothing on stderr" \
+	test $? = 0 -a "${out/*fault*triad*/x}" = x -a ! -s "$tmp/err"
 
 # himeno_budget_ok, with Himeno's 96.981 MB.
 budget() {	# budget PAGE_KB PCT...: status and message of the check

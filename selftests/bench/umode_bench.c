@@ -158,12 +158,12 @@ static int triad_bench(uint64_t mb, int iters)
 	return bad ? 1 : 0;
 }
 
-static void usage(void)
+static __attribute__((noreturn)) void usage(int status)
 {
-	fprintf(stderr,
+	fprintf(status ? stderr : stdout,
 		"usage: umode_bench fault [-n PASSES] -- DLM-OPTIONS\n"
 		"       umode_bench triad [-s MB] [-i ITERS] -- DLM-OPTIONS\n");
-	exit(2);
+	exit(status);
 }
 
 int main(int argc, char *argv[])
@@ -172,10 +172,12 @@ int main(int argc, char *argv[])
 	int passes = 3, iters = 3, i, ret;
 	const char *what;
 
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
+		usage(0);
 	if (dlm_startup(&argc, &argv))
 		return 2;
 	if (argc < 2)
-		usage();
+		usage(2);
 	what = argv[1];
 	for (i = 2; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "-n"))
@@ -185,16 +187,16 @@ int main(int argc, char *argv[])
 		else if (!strcmp(argv[i], "-i"))
 			iters = atoi(argv[i + 1]);
 		else
-			usage();
+			usage(2);
 	}
 	if (i != argc || passes < 1 || iters < 1 || !mb)
-		usage();
+		usage(2);
 	if (!strcmp(what, "fault"))
 		ret = fault_bench(passes);
 	else if (!strcmp(what, "triad"))
 		ret = triad_bench(mb, iters);
 	else
-		usage();
+		usage(2);
 	fflush(stdout);
 	dlm_shutdown();
 	return ret;

@@ -18,6 +18,7 @@
  * registers its frame pool.  Exit 0, 1 on a mismatch, 2 on a setup
  * error.
  */
+#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,11 @@ static double pass(struct tconn **c, unsigned int nsrv, enum xfer_op op,
 	return now() - t;
 }
 
+static const struct option help_opt[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
 int main(int argc, char **argv)
 {
 	unsigned int count = 256, depth = 2, nsrv, i;
@@ -102,7 +108,8 @@ int main(int argc, char **argv)
 	char err[256];
 	int opt;
 
-	while ((opt = getopt(argc, argv, "t:b:n:d:h")) != -1) {
+	while ((opt = getopt_long(argc, argv, "t:b:n:d:h", help_opt,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 't':
 #ifdef DLM_WITH_VERBS
@@ -126,7 +133,8 @@ int main(int argc, char **argv)
 		case 'n': count = (unsigned int)atoi(optarg); break;
 		case 'd': depth = (unsigned int)atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: xfer_bench [-t tcp|verbs] [-b KB] [-n COUNT] [-d DEPTH] HOST:PORT...\n");
+			fprintf(opt == 'h' ? stdout : stderr,
+				"usage: xfer_bench [-t tcp|verbs] [-b KB] [-n COUNT] [-d DEPTH] HOST:PORT...\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
