@@ -53,6 +53,7 @@ tmp=$(mktemp -d)
 pids=()
 cg=/sys/fs/cgroup/dlm-bench
 swapdev=
+job=		# for lib.sh's stop_dlmd: dlmd is in $pids here
 nbd_up=		# set up by this run: torn down by cleanup
 zram_up=
 
@@ -174,7 +175,8 @@ done
 printf '%s\n%s 127.0.0.1:7201\n%s 127.0.0.1:7202\n' "$srvmb" \
 	"$srvmb" "$srvmb" >"$tmp/memfile"
 "$bin/bin/dlmd" -f "$tmp/memfile" --log-level warn &
-pids+=($!)
+dlmd_pid=$!
+pids+=("$dlmd_pid")
 until [[ $(cat /sys/class/misc/dlm/daemon) != 0 ]]; do sleep 0.1; done
 hreserve=$(cat /sys/module/dlmem/parameters/reserve_dpages)
 
@@ -228,6 +230,15 @@ swapoff "$swapdev"
 "$bin/bin/dlmctl" blk-del "$swapdev"
 swapdev=
 fi
+
+# The memory servers hold what dlm and dlmb wrote: free that memory before
+# nbd's store on tmpfs fills.  (With 3 x 128 MB arrays in a 2 GB guest
+# they did not, the kernel swapped nbd-server's own tmpfs pages out to
+# nbd, and nbd-server and the run hung.)  dlmd first, or it reports its
+# servers dead.
+kill -TERM "$dlmd_pid"
+wait "$dlmd_pid" 2>/dev/null || true
+stop_servers
 
 if [[ " $systems " == *" nbd "* ]]; then
 mkdir -p "$tmp/shm"
