@@ -282,7 +282,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	vm-images/vm-run --kernel $(VM_KERNEL) -- vm-images/demo.sh
 
-BENCH_ARGS	?= 32 3
+BENCH_ARGS	?= 128 3
 bench: deps
 	@$(MAKE) --no-print-directory all
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 10800 --out $(RESULTS)/vm-bench -- \

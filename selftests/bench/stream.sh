@@ -3,7 +3,7 @@
 #
 # stream.sh [ARRAY_MB] [ITERATIONS] [PERCENT...] - the remote-paging
 # benchmark of issue 3, in one run: STREAM-style copy and triad (stream)
-# over three arrays of ARRAY_MB (default 32) at local-memory ratios
+# over three arrays of ARRAY_MB (default 128) at local-memory ratios
 # PERCENT (default 100 50 25 10 5), side by side:
 #
 #   local  all-local anonymous memory (the reference)
@@ -23,7 +23,7 @@
 #
 # and, on each of local, dlm, dlmb, nbd and zram at the same ratios, the
 # Himeno-style benchmark (himeno; grid HIMENO_SIZE, default 97x97x193 =
-# 98 MB, about the arrays' size; HIMENO_ITERS sweeps, default 2), through
+# 98 MB; HIMENO_ITERS sweeps, default 2), through
 # libdlm with DLM pages of HIMENO_PAGE_KB (default 128: the local budget
 # must hold several DLM pages of each of Himeno's 14 arrays, or every
 # grid point faults) for dlm.  Every himeno run must end with the
@@ -36,7 +36,10 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${DLM_BUILD:-$top/build}
 out=${DLM_BENCH_OUT:-$bin/results/bench}
-mb=${1:-32}
+# 128 MB: at 10% the budget holds 38 DLM pages of 1 MB for the triad's
+# three streams (32 MB arrays leave it 9: one in use, one read ahead per
+# stream and the reserve; Documentation/benchmarks.rst, "The arrays' size").
+mb=${1:-128}
 iters=${2:-3}
 shift $(($# >= 2 ? 2 : $#))
 pcts=("$@")

@@ -5,6 +5,7 @@
  * and dlm_shutdown(); the computation itself is unchanged.
  *
  *	matvec [N] [-- DLM options]	e.g. matvec 16384 -- -f memfile
+ *	matvec --help
  *
  * N (default 1024) is the matrix order; the paper's 16384 needs 2048 MB +
  * 256 KB of DLM space.  The last line printed, "matvec: N=... checksum=...",
@@ -13,21 +14,38 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <dlm.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: matvec [N] [-- DLM options]\n"
+		"  N  the matrix order, 1 to %ld (default 1024)\n"
+		"DLM options (dlm_startup(3)): -f MEMFILE, --page-kb N, --policy arr|clock,\n"
+		"  --protocol serial|cross|async|inline, --mode kernel|sigsegv|uffd, -v\n",
+		1L << 20);
+}
 
 int main(int argc, char *argv[])
 {
 	long n = 1024;
 	double checksum = 0;
+	char *end;
 
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
 	if (dlm_startup(&argc, &argv))	/* says why on stderr */
 		return 1;
-	if (argc > 1)
-		n = strtol(argv[1], NULL, 10);
-	if (n < 1 || n > 1L << 20) {
-		fprintf(stderr, "usage: matvec [N] [-- -f MEMFILE]  (N from 1 to %ld)\n",
-			1L << 20);
+	if (argc > 1) {
+		n = strtol(argv[1], &end, 10);
+		if (end == argv[1] || *end)
+			n = 0;
+	}
+	if (argc > 2 || n < 1 || n > 1L << 20) {
+		usage(stderr);
 		dlm_shutdown();
 		return 2;
 	}

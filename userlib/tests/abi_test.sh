@@ -26,7 +26,7 @@ check() {	# check DESCRIPTION CMD... : ok if CMD succeeds
 }
 
 echo "TAP version 13"
-echo "1..14"
+echo "1..15"
 
 soname=$(readelf -d "$lib/libdlm.so.0" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 check "libdlm.so.0 has soname libdlm.so.0 (not the lock manager's libdlm.so.3)" \
@@ -57,6 +57,12 @@ build_pc() {
 		ldd "$tmp/matvec" | grep -c >/dev/null "libdlm.so.0 => $lib/libdlm.so.0"
 }
 check "cc matvec.c \$(pkg-config --cflags --libs dlm) links the build tree's libdlm.so.0" build_pc
+# Its --help is answered before dlm_startup(), which needs /dev/dlm.
+matvec_help() {
+	LD_LIBRARY_PATH=$lib "$tmp/matvec" --help >"$tmp/out" 2>"$tmp/err" &&
+		grep -q "^usage: matvec \[N\]" "$tmp/out" && ! test -s "$tmp/err"
+}
+check "matvec --help: usage on stdout, status 0, nothing on stderr" matvec_help
 
 build_static() {
 	cc -static-libgcc -o "$tmp/matvec-static" "$top/userlib/examples/matvec.c" \
