@@ -22,8 +22,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: matvec [N] [-- DLM options]\n"
 		"  N  the matrix order, 1 to %ld (default 1024)\n"
-		"DLM options (dlm_startup(3)): -f MEMFILE, --page-kb N, --policy arr|clock,\n"
-		"  --protocol serial|cross|async|inline, --mode kernel|sigsegv|uffd, -v\n",
+		"  DLM options: see dlm_startup(3), e.g. -- -f MEMFILE\n",
 		1L << 20);
 }
 
