@@ -104,7 +104,10 @@ void dlm_mpi_progress_stop(void);
 /* Rank 0, main thread, transports closed: BYE to the servers, finalize. */
 void dlm_mpi_finish(void);
 
-/* Kills the whole job now (a transfer outlived the I/O timeout). */
+/*
+ * Kills the whole job now, WHY logged (a transfer outlived the I/O timeout,
+ * a memory server rank cannot store a WRITE).
+ */
 void dlm_mpi_abort(const char *why);
 
 /* Memory server I of the memfile is rank I + 1. */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mpi_init.c - MPI_Init_thread, the protocol the thread level allows, and
- * waiting for MPI requests without burning a core.
+ * mpi_init.c - MPI_Init_thread, the protocol the thread level allows,
+ * waiting for MPI requests without burning a core, and ending the job.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -118,4 +119,12 @@ int mpi_wait_polite(MPI_Request *req, MPI_Status *st, unsigned int max_sleep_us)
 			return r;
 		mpi_backoff(&round, max_sleep_us);
 	}
+}
+
+void dlm_mpi_abort(const char *why)
+{
+	log_error("ending the MPI job: the kernel fails the outstanding requests (SIGBUS in the programs)",
+		  "why=\"%s\"", why);
+	MPI_Abort(MPI_COMM_WORLD, 1);
+	abort();	/* MPI_Abort does not return */
 }

@@ -12,8 +12,9 @@
  *                                    memory, no staging), or an empty
  *                                    message on T if refused
  *   WRITE  len, offset; rank 0 then sends the len bytes on T (straight from
- *                                    the frame pool) -> server: int32 status
- *                                    (WIRE_OK or WIRE_E_*) on T
+ *                                    the frame pool) -> no reply: rank 0
+ *                                    checked the range, and a server that
+ *                                    cannot store them ends the job
  *   BYE                           -> no reply; the server leaves its loop
  *
  * MPI keeps messages between two ranks with one tag in order, and T is

@@ -9,7 +9,9 @@
  * while the next headers are served: a READ's reply is posted and rank 0
  * takes the pages of several READs each time it makes progress instead of
  * one per wake-up; a WRITE's payload is received while the READs behind
- * it are answered, and its status is sent when it has all arrived.  Only
+ * it are answered (no status goes back: rank 0 is done with a WRITE when
+ * MPI is done with its frame, and a WRITE that cannot be stored ends the
+ * job).  Only
  * ranges decide the order: a WRITE first waits for the transfers in
  * flight over its range, a READ for the WRITEs in flight over its range.
  * While transfers fly, the rank polls in MPI or tests and sleeps
@@ -18,6 +20,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -36,8 +39,7 @@ struct xfer {
 	MPI_Request req;
 	uint64_t off;
 	uint32_t len;
-	int tag;
-	int write;		/* then its status goes on TAG once received */
+	int write;		/* a WRITE's payload (READs wait for it) */
 };
 
 struct server {
@@ -50,24 +52,18 @@ struct server {
 };
 
 /*
- * Take the transfers that have completed off the list, answering a
- * WRITE's status (rank 0 has its receive posted: a small send that
- * completes at once); 1 if any had completed.  Stops at the first MPI
- * error, left in *R.
+ * Take the transfers that have completed off the list; 1 if any had
+ * completed.  Stops at the first MPI error, left in *R.
  */
 static int reap(struct server *s, int *r)
 {
 	int i, n = 0, flag;
-	int32_t ok = WIRE_OK;
 
 	for (i = 0; i < s->nxfers; i++) {
 		flag = 0;
 		if (*r == MPI_SUCCESS)
 			*r = MPI_Test(&s->xfers[i].req, &flag,
 				      MPI_STATUS_IGNORE);
-		if (flag && s->xfers[i].write)
-			*r = MPI_Send(&ok, 1, MPI_INT32_T, 0, s->xfers[i].tag,
-				      MPI_COMM_WORLD);
 		if (!flag)
 			s->xfers[n++] = s->xfers[i];
 	}
@@ -146,7 +142,6 @@ static int start(struct server *s, uint64_t off, uint32_t len, int tag,
 		return r;
 	x->off = off;
 	x->len = len;
-	x->tag = tag;
 	x->write = write;
 	s->nxfers++;
 	return MPI_SUCCESS;
@@ -207,40 +202,28 @@ static int read_one(struct server *s, const struct wire_hdr *h, int tag)
 	return start(s, h->offset, h->len, tag, 0);
 }
 
+/*
+ * Rank 0 checked the range against this server's size and completes a
+ * WRITE once its payload is sent, expecting no status: a WRITE that cannot
+ * be stored (a rank 0 of another build, or this server's memory missing)
+ * ends the job rather than lose the page.
+ */
 static int write_one(struct server *s, const struct wire_hdr *h, int tag)
 {
 	uint32_t st = wire_check_range(h->offset, h->len, s->size);
-	int32_t status;
-	MPI_Message msg;
-	MPI_Status mst;
-	void *scratch;
-	int r, count;
+	char why[192];
 
 	if (st == WIRE_OK && s->mem) {
 		s->writes++;
 		s->bytes_in += h->len;
 		return start(s, h->offset, h->len, tag, 1);
 	}
-	/* Refused: take the payload off the wire, whatever its size. */
-	s->refused++;
-	r = MPI_Mprobe(0, tag, MPI_COMM_WORLD, &msg, &mst);
-	if (r == MPI_SUCCESS) {
-		MPI_Get_count(&mst, MPI_BYTE, &count);
-		scratch = malloc(count ? (size_t)count : 1);
-		if (!scratch)
-			return MPI_ERR_NO_MEM;
-		r = MPI_Mrecv(scratch, count, MPI_BYTE, &msg,
-			      MPI_STATUS_IGNORE);
-		free(scratch);
-	}
-	log_warn("refused a write", "offset=%" PRIu64 " len=%u status=\"%s\"",
-		 h->offset, h->len, wire_status_str(st));
-	if (r != MPI_SUCCESS)
-		return r;
-	if (st == WIRE_OK)
-		st = WIRE_E_RANGE;	/* no memory at all */
-	status = (int32_t)st;
-	return MPI_Send(&status, 1, MPI_INT32_T, 0, tag, MPI_COMM_WORLD);
+	snprintf(why, sizeof(why),
+		 "memory server rank cannot store a write of %u bytes at offset %" PRIu64 " (%" PRIu64 " bytes served): %s",
+		 h->len, h->offset, s->size,
+		 st == WIRE_OK ? "no memory" : wire_status_str(st));
+	dlm_mpi_abort(why);
+	return MPI_ERR_OTHER;
 }
 
 int dlm_mpi_server_main(const struct dlm_mpi_info *info)

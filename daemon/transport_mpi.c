@@ -5,7 +5,10 @@
  *
  * Every transfer becomes an MPI_Isend of its header plus an MPI_Irecv of
  * the page straight into the frame pool (READ) or an MPI_Isend of the page
- * straight from the pool and an MPI_Irecv of the status (WRITE).  Who
+ * straight from the pool (WRITE), done when MPI is done with the frame: the
+ * server takes messages in order and a READ waits there for the WRITEs
+ * over its range, and rank 0 checks the range itself, so a WRITE needs no
+ * status back (a server that refused one would end the job).  Who
  * posts depends on the protocol: in as1 the submitting thread (under the
  * lock that serializes MPI calls), in as2 and cs the main thread, which
  * takes them off a queue.  The main thread always completes them, in the
@@ -42,7 +45,7 @@ struct mop {
 	uint8_t hdr[WIRE_HDR_SIZE];
 	int32_t status;
 	int nreq;
-	MPI_Request req[3];
+	MPI_Request req[2];
 	uint64_t t0;
 };
 
@@ -50,6 +53,7 @@ struct tconn {
 	int rank;
 	char name[32];
 	struct transport_opts opts;
+	uint64_t size;			/* the server's, from its hello */
 	unsigned int next_tag;
 	unsigned int inflight;
 	int stopping;
@@ -89,14 +93,6 @@ static const char *mpi_err(int r, char *buf)
 	return buf;
 }
 
-void dlm_mpi_abort(const char *why)
-{
-	log_error("ending the MPI job: the kernel fails the outstanding requests (SIGBUS in the programs)",
-		  "why=\"%s\"", why);
-	MPI_Abort(MPI_COMM_WORLD, 1);
-	abort();	/* MPI_Abort does not return */
-}
-
 static void fatal_mpi(const char *what, const struct tconn *c, int r)
 {
 	char e[MPI_MAX_ERROR_STRING + 1], why[MPI_MAX_ERROR_STRING + 128];
@@ -124,13 +120,9 @@ static void post(struct mop *m)
 	if (r == MPI_SUCCESS && x->op == XFER_READ)
 		r = MPI_Irecv(x->buf, (int)x->len, MPI_BYTE, c->rank, tag,
 			      MPI_COMM_WORLD, &m->req[m->nreq++]);
-	if (r == MPI_SUCCESS && x->op == XFER_WRITE) {
+	if (r == MPI_SUCCESS && x->op == XFER_WRITE)
 		r = MPI_Isend(x->buf, (int)x->len, MPI_BYTE, c->rank, tag,
 			      MPI_COMM_WORLD, &m->req[m->nreq++]);
-		if (r == MPI_SUCCESS)
-			r = MPI_Irecv(&m->status, 1, MPI_INT32_T, c->rank, tag,
-				      MPI_COMM_WORLD, &m->req[m->nreq++]);
-	}
 	if (r != MPI_SUCCESS)
 		fatal_mpi("posting a transfer to", c, r);
 	m->t0 = now_ns();
@@ -139,10 +131,13 @@ static void post(struct mop *m)
 	w.nactive++;
 }
 
-/* 1 if M's requests have all completed (its result in m->status). */
+/*
+ * 1 if M's requests have all completed (its result in m->status): a READ's
+ * page has arrived, or a WRITE's frame is MPI's no more.
+ */
 static int test(struct mop *m)
 {
-	MPI_Status st[3];
+	MPI_Status st[2];
 	int flag = 0, count = 0, r;
 
 	r = MPI_Testall(m->nreq, m->req, &flag, st);
@@ -153,6 +148,8 @@ static int test(struct mop *m)
 	if (m->x->op == XFER_READ) {
 		MPI_Get_count(&st[1], MPI_BYTE, &count);
 		m->status = count == (int)m->x->len ? WIRE_OK : WIRE_E_RANGE;
+	} else {
+		m->status = WIRE_OK;
 	}
 	return 1;
 }
@@ -321,6 +318,7 @@ static int hello(struct tconn *c, uint64_t *size, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	*size = hw.size;
+	c->size = hw.size;
 	c->next_tag = 1;	/* 0 was the hello's */
 	return 0;
 }
@@ -381,6 +379,16 @@ static void mpi_submit(struct tconn *c, struct dlm_xfer *x)
 	}
 	m->c = c;
 	m->x = x;
+	if (wire_check_range(x->remote_off, x->len, c->size) != WIRE_OK) {
+		/* A server would have to end the job over it: not sent. */
+		log_error("a transfer outside the memory server's memory: failed, not sent",
+			  "server=%s op=%s offset=%" PRIu64 " len=%u size=%" PRIu64,
+			  c->name, x->op == XFER_WRITE ? "write" : "read",
+			  x->remote_off, x->len, c->size);
+		free(m);
+		x->done(x, -EIO);
+		return;
+	}
 	pthread_mutex_lock(&w.lock);
 	if (c->stopping) {
 		pthread_mutex_unlock(&w.lock);
