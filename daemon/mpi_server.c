@@ -11,9 +11,9 @@
  * one per wake-up; a WRITE's payload is received while the READs behind
  * it are answered (no status goes back: rank 0 is done with a WRITE when
  * MPI is done with its frame, and a WRITE that cannot be stored ends the
- * job).  Only
- * ranges decide the order: a WRITE first waits for the transfers in
- * flight over its range, a READ for the WRITEs in flight over its range.
+ * job).  Only ranges decide the order: a WRITE first waits for the
+ * transfers in flight over its range, a READ for the WRITEs in flight
+ * over its range.
  * While transfers fly, the rank polls in MPI or tests and sleeps
  * (--mpi-server-wait, dlm_mpi.h).  The memory is anonymous and reserved
  * lazily, like dlm-memserver's: a page costs RAM once written.
