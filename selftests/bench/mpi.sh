@@ -24,6 +24,11 @@
 #   same-filled  Himeno on tcp at every ratio also with the module's
 #                same_filled=N (every written page stored, none kept as a
 #                value), for comparison
+#   cpu split    Himeno at the lowest ratio, ROUNDS runs alternated with
+#                all-local Himeno, with the program on CPU 0 and every
+#                daemon process (dlmd, its ranks, the memory servers) on
+#                the other CPUs, as on the paper's nodes where the daemon
+#                has cores of its own (SPLIT=0 or one CPU: left out)
 #   components   per transport at the lowest ratio, dlmd's own swap-in
 #                (fetch) and swap-out (store) latency from its stats file,
 #                and the kernel's count of faults that waited for a
@@ -48,6 +53,10 @@ hiters=${HIMENO_ITERS:-2}
 hpage=${HIMENO_PAGE_KB:-128}
 per_run_timeout=${RUN_TIMEOUT:-900}
 rounds=${ROUNDS:-3}
+ncpu=$(nproc)
+split=${SPLIT:-1}
+((ncpu > 1)) || split=0
+dcpus=1-$((ncpu - 1))	# the daemons' CPUs in the split runs
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "mpi.sh: ROUNDS must be a positive integer" >&2; exit 2; }
 stream=$bin/bench/stream
 himeno=$bin/bench/himeno
@@ -108,7 +117,9 @@ srvmb=$(( (3 * mb > $(mb_of 100) ? 3 * mb : $(mb_of 100)) + 8 ))
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
 params=/sys/module/dlmem/parameters
 
-# start_daemon TRANSPORT [DLMD-ARGS...]: dlmd (and servers) for TRANSPORT.
+# start_daemon TRANSPORT [DLMD-ARGS...]: dlmd (and servers) for TRANSPORT,
+# under ${pin[@]} (a taskset for the split runs, else empty).
+pin=()
 start_daemon() {
 	local tr=$1
 	shift
@@ -125,14 +136,14 @@ start_daemon() {
 				"$srvmb" "$srvmb" "$srvmb" >"$tmp/tcp.mem"
 			sleep 1
 		fi
-		"$bin/bin/dlmd" -f "$tmp/tcp.mem" \
+		"${pin[@]}" "$bin/bin/dlmd" -f "$tmp/tcp.mem" \
 			--stats-file "$tmp/stats.json" --stats-interval 0 "$@" \
 			2>"$tmp/dlmd.log" &
 		;;
 	openmpi|mpich)
 		printf '%s\n%s\n%s\n' "$srvmb" "$srvmb" "$srvmb" >"$tmp/mpi.mem"
 		mpi_launch "$tr"
-		"${LAUNCH[@]}" "$bin/bin/dlmd" -f "$tmp/mpi.mem" \
+		"${pin[@]}" "${LAUNCH[@]}" "$bin/bin/dlmd" -f "$tmp/mpi.mem" \
 			--stats-file "$tmp/stats.json" --stats-interval 0 "$@" \
 			>"$tmp/dlmd.log" 2>&1 &
 		;;
@@ -161,8 +172,29 @@ himeno_dlm() {	# himeno_dlm TRANSPORT PROTOCOL PCT [LIBDLM-ARGS...]
 	local hlocal
 	hlocal=$(mb_of "$3")
 	printf '%s\n%s\n%s\n' "$hlocal" "$(mb_of 100)" "$(mb_of 100)" >"$tmp/himeno.mem"
-	run himeno "$1" "$2" "$3" "${hrun[@]}" -m dlm -- -f "$tmp/himeno.mem" \
-		--page-kb="$hpage" "${@:4}"
+	run himeno "$1" "$2" "$3" "${hpin[@]}" "${hrun[@]}" -m dlm -- \
+		-f "$tmp/himeno.mem" --page-kb="$hpage" "${@:4}"
+}
+hpin=()	# the program's taskset in the split runs
+
+# cpu_split TRANSPORT: Himeno at the lowest ratio with the program on CPU 0
+# and the daemons (the running tcp memory servers too) on $dcpus, ROUNDS
+# runs alternated with all-local Himeno on CPU 0.
+cpu_split() {
+	local tr=$1 p r
+	for p in "${pids[@]}"; do taskset -acp "$dcpus" "$p" >/dev/null; done
+	pin=(taskset -c "$dcpus")
+	hpin=(taskset -c 0)
+	if start_daemon "$tr"; then
+		for ((r = 1; r <= rounds; r++)); do
+			run himeno local split 100 "${hpin[@]}" "${hrun[@]}" -m malloc
+			himeno_dlm "$tr" split "$low"
+		done
+		stop_dlmd
+	fi
+	pin=()
+	hpin=()
+	for p in "${pids[@]}"; do taskset -acp "0-$((ncpu - 1))" "$p" >/dev/null; done
 }
 
 for tr in $transports; do
@@ -204,6 +236,9 @@ for tr in $transports; do
 		done
 	done
 	stop_dlmd
+	if ((split)); then
+		cpu_split "$tr"
+	fi
 	# dlmd's MPI protocols at the lowest ratio.
 	if [[ $tr != tcp ]]; then
 		for p in as1 as2 cs; do

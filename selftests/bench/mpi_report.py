@@ -8,7 +8,9 @@ memory and the MPI transports' time relative to tcp; at the lowest ratio,
 the kernel's swap protocols (serial, cross, async, inline) for the triad
 and for Himeno, with their time relative to serial, and dlmd's MPI
 protocols (as1, as2, cs), relative to cs; Himeno over tcp with same-filled
-pages kept (the default) and stored (same_filled=N); dlmd's swap-in and
+pages kept (the default) and stored (same_filled=N); Himeno at the lowest
+ratio with the program on CPU 0 and the daemons on the other CPUs (cpu
+split), relative to all-local Himeno on CPU 0; dlmd's swap-in and
 swap-out latency; and issue 4's bars.  Plots time relative to all-local
 memory against the local-memory ratio (as the paper's Fig. 11): triad on
 the left, Himeno on the right.
@@ -97,6 +99,26 @@ def main():
                 f'{off:.1f} ({hl / off:.2f}x)' if off and hl else '-',
                 f'{off / on:.2f}' if on and off else '-'))
 
+        sl = val('himeno', 'local', 'split', 100)
+        if sl:
+            print(f'\ncpu split at {low}% local: Himeno MFLOPS with the program '
+                  'on CPU 0 and the daemons on the others (time relative to '
+                  f'all-local on CPU 0: {sl:.1f}, '
+                  f'{spread("himeno", "local", "split", 100)}); unpinned '
+                  'for comparison')
+            print('%-9s%28s%20s%22s' % ('transport', 'split', 'unpinned',
+                                        'time split/unpinned'))
+            for t in trs:
+                v = val('himeno', t, 'split', low)
+                u = val('himeno', t, 'default', low)
+                if v:
+                    rel[('himeno-split', t, low)] = sl / v
+                print('%-9s%28s%20s%22s' % (
+                    t, f'{v:.1f} ({sl / v:.2f}x) {spread("himeno", t, "split", low)}'
+                    if v else status('himeno', t, 'split', low),
+                    f'{u:.1f} ({hl / u:.2f}x)' if u and hl else '-',
+                    f'{u / v:.2f}' if u and v else '-'))
+
         protos = ('serial', 'cross', 'async', 'inline')
         best = {}   # kind -> (time relative to serial, transport, protocol)
         for kind, unit in (('stream', 'triad MB/s'), ('himeno', 'Himeno MFLOPS')):
@@ -167,6 +189,12 @@ def main():
                          f'{spread("himeno", "local", "-", 100)})')
                 print(f'  Himeno at {low}% local <= 2.0 x all-local ({t}): '
                       f'{r:.2f} x -> {"met" if r <= 2.0 else "NOT met"}{n}')
+        for t in trs:
+            r = rel.get(('himeno-split', t, low))
+            if r:
+                print(f'  Himeno at {low}% local <= 2.0 x all-local, cpu '
+                      f'split ({t}): {r:.2f} x -> '
+                      f'{"met" if r <= 2.0 else "NOT met"}')
         r = rel.get(('himeno', 'tcp-stored', low))
         if r:
             print(f'  (for comparison, tcp with same_filled=N: {r:.2f} x)')
@@ -182,9 +210,18 @@ def main():
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
     for ax, kind, name in ((axes[0], 'stream', 'STREAM triad'),
                            (axes[1], 'himeno', 'Himeno')):
+        colors = {}
         for t in trs:
             xs = [p for p in pcts if rel.get((kind, t, p))]
-            ax.plot(xs, [rel[(kind, t, p)] for p in xs], marker='o', label=t)
+            line, = ax.plot(xs, [rel[(kind, t, p)] for p in xs], marker='o',
+                            label=t)
+            colors[t] = line.get_color()
+        for t in trs:
+            r = rel.get((kind + '-split', t, low))
+            if r:
+                ax.plot([low], [r], marker='*', ms=11, ls='none',
+                        color=colors[t],
+                        label=f'{t}, cpu split')
         xs = [p for p in pcts if rel.get((kind, 'tcp-stored', p))]
         if xs:
             ax.plot(xs, [rel[(kind, 'tcp-stored', p)] for p in xs],
