@@ -55,6 +55,7 @@ per_run_timeout=${RUN_TIMEOUT:-900}
 rounds=${ROUNDS:-3}
 ncpu=$(nproc)
 split=${SPLIT:-1}
+[[ $split == [01] ]] || { echo "mpi.sh: SPLIT must be 0 or 1" >&2; exit 2; }
 ((ncpu > 1)) || split=0
 dcpus=1-$((ncpu - 1))	# the daemons' CPUs in the split runs
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "mpi.sh: ROUNDS must be a positive integer" >&2; exit 2; }
