@@ -96,16 +96,24 @@ mpi_launch() {
 }
 
 # wait_registered TR: 0 once dlmd logged that it registered; 1, with the
-# log's end shown and $job cleared, if $job ended first.
+# log's end shown and $job cleared, if $job ended first or did not
+# register within $per_run_timeout seconds (then it is stopped).
 wait_registered() {
+	local t0=$SECONDS
+
 	until grep -q 'msg="registered"' "$tmp/dlmd.log" 2>/dev/null; do
-		kill -0 "$job" 2>/dev/null || {
+		if ! kill -0 "$job" 2>/dev/null; then
 			say "$1: dlmd did not start:"
-			tail -5 "$tmp/dlmd.log" >&2
-			job=
-			return 1
-		}
-		sleep 0.2
+		elif ((SECONDS - t0 >= per_run_timeout)); then
+			say "$1: dlmd did not register within $per_run_timeout s (RUN_TIMEOUT); stopping it:"
+			stop_dlmd
+		else
+			sleep 0.2
+			continue
+		fi
+		tail -5 "$tmp/dlmd.log" >&2
+		job=
+		return 1
 	done
 }
 

@@ -4,8 +4,10 @@
 # Native test of the benchmark scripts' argument checks (make check): bad
 # ARRAY_MB, ITERATIONS and PERCENT (and stream.sh's XFER_RUNS, mpi.sh's
 # ROUNDS and SPLIT) end each script with status 2 and a message before it
-# needs root or touches the machine; lib.sh's himeno_budget_ok refuses a Himeno budget under 20 DLM
-# pages and names the HIMENO_PAGE_KB that fits; each benchmark program
+# needs root or touches the machine; lib.sh's himeno_budget_ok refuses a
+# Himeno budget under 20 DLM pages and names the HIMENO_PAGE_KB that fits,
+# and its wait_registered gives up on a dlmd that does not register
+# within RUN_TIMEOUT; each benchmark program
 # (${O:-build}/bench) prints its usage on stdout and exits 0 for --help,
 # and (but umode_bench, whose options libdlm parses first) exits 2 with
 # the usage on stderr for an unknown option.  Nothing
@@ -53,7 +55,7 @@ bad() {
 }
 
 echo "TAP version 13"
-echo "1..55"
+echo "1..58"
 
 for s in stream.sh mpi.sh verbs.sh umode.sh replicas.sh; do
 	bad "$s" "PERCENT '7.5'" 32 3 7.5
@@ -111,4 +113,39 @@ check "HIMENO_PAGE_KB 130: refused, not a multiple of 4" \
 	test $? = 2 -a "${out/*"multiple of 4"*/x}" = x
 out=$(budget 1024 100)
 check "any page size at 100%: accepted (nothing is evicted)" test $? = 0 -a -z "$out"
+
+# wait_registered, with a stand-in for dlmd that logs its pid as dlmd does
+# and then registers (after 0.5 s), exits or hangs.
+registered() {	# registered 'register'|'exit'|'hang': status, message, time
+	(
+		say() { echo "$*"; }
+		# shellcheck source=selftests/bench/lib.sh
+		. "$here/lib.sh"
+		per_run_timeout=2
+		: >"$tmp/dlmd.log"
+		bash -c 'echo "prog=dlmd msg=\"starting\" pid=$$" >>"$1"
+			sleep 0.5
+			case $2 in
+			register) echo "prog=dlmd msg=\"registered\"" >>"$1"; exec sleep 30 ;;
+			hang) exec sleep 30 ;;
+			esac' - "$tmp/dlmd.log" "$1" &
+		job=$!
+		t0=$SECONDS
+		wait_registered tcp
+		rc=$?
+		echo "rc=$rc s=$((SECONDS - t0)) job=${job:-none}"
+		[[ -n $job ]] && kill "$job"
+		wait
+	) 2>&1
+}
+out=$(registered register)
+check "wait_registered: 0 once dlmd logs that it registered" \
+	test "${out/*rc=0 s=[01] job=[0-9]*/x}" = x
+out=$(registered exit)
+check "wait_registered: 1 with 'did not start' when dlmd ends first" \
+	test "${out/*"tcp: dlmd did not start:"*rc=1*job=none*/x}" = x
+out=$(registered hang)
+check "wait_registered: 1 after RUN_TIMEOUT, dlmd stopped, for a dlmd that hangs" \
+	test "${out/*"did not register within 2 s"*rc=1 s=[23] job=none*/x}" = x
+[[ $out == *rc=1* ]] || echo "# $out"
 exit $fail
