@@ -9,10 +9,12 @@
  * batch (the default): SCHED_BATCH, so that a daemon thread woken while
  * the program it serves computes does not preempt the program; it runs on
  * an idle CPU, or on the program's at the next tick.  normal: SCHED_OTHER.
+ * idle: SCHED_IDLE, which runs only on CPU time other tasks leave (a
+ * minimal share beside them): for nodes given to the program alone.
  */
-enum dlm_sched { DLM_SCHED_BATCH, DLM_SCHED_NORMAL };
+enum dlm_sched { DLM_SCHED_BATCH, DLM_SCHED_NORMAL, DLM_SCHED_IDLE };
 
-/* "batch" or "normal" into its value; -1 for anything else. */
+/* "batch", "normal" or "idle" into its value; -1 for anything else. */
 int dlm_sched_parse(const char *s);
 const char *dlm_sched_name(enum dlm_sched s);
 /*

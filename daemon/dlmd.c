@@ -127,8 +127,10 @@ static void usage(FILE *f)
 "      --sched P             CPU policy of dlmd's threads: batch (default;\n"
 "                            SCHED_BATCH: a thread woken to move a page\n"
 "                            does not preempt the program it serves, it\n"
-"                            takes an idle CPU or waits for the next tick)\n"
-"                            or normal (SCHED_OTHER)\n"
+"                            takes an idle CPU or waits for the next tick),\n"
+"                            normal (SCHED_OTHER) or idle (SCHED_IDLE: only\n"
+"                            CPU time nothing else wants; for nodes given\n"
+"                            to the program alone)\n"
 "  -h, --help                this text\n"
 "  -V, --version             versions of dlmd and of the protocols it speaks\n"
 "\n"
@@ -362,7 +364,7 @@ static int parse_options(int argc, char **argv)
 		case O_SCHED:
 			g.opt.sched = dlm_sched_parse(optarg);
 			if (g.opt.sched < 0) {
-				fprintf(stderr, "dlmd: --sched '%s': use batch or normal\n",
+				fprintf(stderr, "dlmd: --sched '%s': use batch, normal or idle\n",
 					optarg);
 				return 2;
 			}

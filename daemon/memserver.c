@@ -96,8 +96,9 @@ static void usage(FILE *f)
 "      --sched P           CPU policy of its threads: batch (default;\n"
 "                          SCHED_BATCH: a reply does not preempt a\n"
 "                          program computing on this machine, it takes\n"
-"                          an idle CPU or waits for the next tick) or\n"
-"                          normal (SCHED_OTHER)\n"
+"                          an idle CPU or waits for the next tick),\n"
+"                          normal (SCHED_OTHER) or idle (SCHED_IDLE:\n"
+"                          only CPU time nothing else wants)\n"
 "  -h, --help              this text\n"
 "  -V, --version           version and protocol version\n"
 "\n"
@@ -468,7 +469,7 @@ int main(int argc, char **argv)
 		case 'S':
 			policy = dlm_sched_parse(optarg);
 			if (policy < 0) {
-				fprintf(stderr, "dlm-memserver: --sched '%s': use batch or normal\n",
+				fprintf(stderr, "dlm-memserver: --sched '%s': use batch, normal or idle\n",
 					optarg);
 				return 2;
 			}

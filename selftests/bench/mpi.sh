@@ -29,6 +29,10 @@
 #                daemon process (dlmd, its ranks, the memory servers) on
 #                the other CPUs, as on the paper's nodes where the daemon
 #                has cores of its own (SPLIT=0 or one CPU: left out)
+#   sched idle   at the lowest ratio, ROUNDS rounds of all-local Himeno,
+#                Himeno and the triad with dlmd (all its ranks) and the
+#                memory servers under SCHED_IDLE (--sched idle) instead of
+#                the default SCHED_BATCH (IDLE=0: left out)
 #   components   per transport at the lowest ratio, dlmd's own swap-in
 #                (fetch) and swap-out (store) latency from its stats file,
 #                and the kernel's count of faults that waited for a
@@ -57,6 +61,8 @@ ncpu=$(nproc)
 split=${SPLIT:-1}
 [[ $split == [01] ]] || { echo "mpi.sh: SPLIT must be 0 or 1" >&2; exit 2; }
 ((ncpu > 1)) || split=0
+idle=${IDLE:-1}
+[[ $idle == [01] ]] || { echo "mpi.sh: IDLE must be 0 or 1" >&2; exit 2; }
 dcpus=1-$((ncpu - 1))	# the daemons' CPUs in the split runs
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "mpi.sh: ROUNDS must be a positive integer" >&2; exit 2; }
 stream=$bin/bench/stream
@@ -198,6 +204,23 @@ cpu_split() {
 	for p in "${pids[@]}"; do taskset -acp "0-$((ncpu - 1))" "$p" >/dev/null; done
 }
 
+# sched_idle TRANSPORT: at the lowest ratio, dlmd (every rank) and the
+# running tcp memory servers under SCHED_IDLE, ROUNDS rounds of all-local
+# Himeno, Himeno and the triad; the servers go back to SCHED_BATCH.
+sched_idle() {
+	local tr=$1 p r
+	for p in "${pids[@]}"; do chrt -a -i -p 0 "$p" >/dev/null; done
+	if start_daemon "$tr" --sched idle; then
+		for ((r = 1; r <= rounds; r++)); do
+			run himeno local - 100 "${hrun[@]}" -m malloc
+			himeno_dlm "$tr" sched-idle "$low"
+			run stream "$tr" sched-idle "$low" "$stream" -m dlm -s "$mb" -l "$low" -i "$iters"
+		done
+		stop_dlmd
+	fi
+	for p in "${pids[@]}"; do chrt -a -b -p 0 "$p" >/dev/null; done
+}
+
 for tr in $transports; do
 	if [[ $tr != tcp ]] && { [[ ! -x $bin/bin/dlmd-$tr ]] || ! command -v "mpirun.$tr" >/dev/null; }; then
 		say "$tr: no dlmd-$tr or mpirun.$tr: skipped"
@@ -239,6 +262,9 @@ for tr in $transports; do
 	stop_dlmd
 	if ((split)); then
 		cpu_split "$tr"
+	fi
+	if ((idle)); then
+		sched_idle "$tr"
 	fi
 	# dlmd's MPI protocols at the lowest ratio.
 	if [[ $tr != tcp ]]; then

@@ -10,7 +10,9 @@ and for Himeno, with their time relative to serial, and dlmd's MPI
 protocols (as1, as2, cs), relative to cs; Himeno over tcp with same-filled
 pages kept (the default) and stored (same_filled=N); Himeno at the lowest
 ratio with the program on CPU 0 and the daemons on the other CPUs (cpu
-split), relative to all-local Himeno on CPU 0; dlmd's swap-in and
+split), relative to all-local Himeno on CPU 0; Himeno and the triad at
+the lowest ratio with the daemons under SCHED_IDLE, beside the default
+SCHED_BATCH; dlmd's swap-in and
 swap-out latency; and issue 4's bars.  Plots time relative to all-local
 memory against the local-memory ratio (as the paper's Fig. 11): triad on
 the left, Himeno on the right.
@@ -119,6 +121,30 @@ def main():
                     f'{u:.1f} ({hl / u:.2f}x)' if u and hl else '-',
                     f'{u / v:.2f}' if u and v else '-'))
 
+        if any(k[2] == 'sched-idle' for k in rows):
+            print(f'\ndaemons under SCHED_IDLE at {low}% local (dlmd --sched '
+                  'idle, memory servers too): Himeno MFLOPS and triad MB/s '
+                  '(time relative to all-local), the default SCHED_BATCH for '
+                  'comparison')
+            print('%-9s%26s%16s%11s%26s%16s%11s' % (
+                'transport', 'Himeno idle', 'batch', 'idle/batch',
+                'triad idle', 'batch', 'idle/batch'))
+            for t in trs:
+                cells = []
+                for kind in ('himeno', 'stream'):
+                    loc = val(kind, 'local', '-', 100)
+                    v = val(kind, t, 'sched-idle', low)
+                    b = val(kind, t, 'default', low)
+                    if v and loc:
+                        rel[(kind + '-idle', t, low)] = loc / v
+                    cells.append('%26s%16s%11s' % (
+                        f'{v:.1f} ({loc / v:.2f}x) '
+                        f'{spread(kind, t, "sched-idle", low)}'
+                        if v and loc else status(kind, t, 'sched-idle', low),
+                        f'{b:.1f} ({loc / b:.2f}x)' if b and loc else '-',
+                        f'{b / v:.2f}' if b and v else '-'))
+                print('%-9s' % t + ''.join(cells))
+
         protos = ('serial', 'cross', 'async', 'inline')
         best = {}   # kind -> (time relative to serial, transport, protocol)
         for kind, unit in (('stream', 'triad MB/s'), ('himeno', 'Himeno MFLOPS')):
@@ -195,6 +221,12 @@ def main():
                 print(f'  Himeno at {low}% local <= 2.0 x all-local, cpu '
                       f'split ({t}): {r:.2f} x -> '
                       f'{"met" if r <= 2.0 else "NOT met"}')
+        for t in trs:
+            r = rel.get(('himeno-idle', t, low))
+            if r:
+                print(f'  Himeno at {low}% local <= 2.0 x all-local, sched '
+                      f'idle ({t}): {r:.2f} x -> '
+                      f'{"met" if r <= 2.0 else "NOT met"}')
         r = rel.get(('himeno', 'tcp-stored', low))
         if r:
             print(f'  (for comparison, tcp with same_filled=N: {r:.2f} x)')
@@ -217,11 +249,12 @@ def main():
                             label=t)
             colors[t] = line.get_color()
         for t in trs:
-            r = rel.get((kind + '-split', t, low))
-            if r:
-                ax.plot([low], [r], marker='*', ms=11, ls='none',
-                        color=colors[t],
-                        label=f'{t}, cpu split')
+            for var, mark, ms, what in (('split', '*', 11, 'cpu split'),
+                                        ('idle', 'D', 7, 'sched idle')):
+                r = rel.get((f'{kind}-{var}', t, low))
+                if r:
+                    ax.plot([low], [r], marker=mark, ms=ms, ls='none',
+                            color=colors[t], label=f'{t}, {what}')
         xs = [p for p in pcts if rel.get((kind, 'tcp-stored', p))]
         if xs:
             ax.plot(xs, [rel[(kind, 'tcp-stored', p)] for p in xs],

@@ -3,7 +3,7 @@
 #
 # Native test of the benchmark scripts' argument checks (make check): bad
 # ARRAY_MB, ITERATIONS and PERCENT (and stream.sh's XFER_RUNS, mpi.sh's
-# ROUNDS and SPLIT) end each script with status 2 and a message before it
+# ROUNDS, SPLIT and IDLE) end each script with status 2 and a message before it
 # needs root or touches the machine; lib.sh's himeno_budget_ok refuses a
 # Himeno budget under 20 DLM pages and names the HIMENO_PAGE_KB that fits,
 # and its wait_registered gives up on a dlmd that does not register
@@ -55,7 +55,7 @@ bad() {
 }
 
 echo "TAP version 13"
-echo "1..58"
+echo "1..60"
 
 for s in stream.sh mpi.sh verbs.sh umode.sh replicas.sh; do
 	bad "$s" "PERCENT '7.5'" 32 3 7.5
@@ -67,6 +67,7 @@ XFER_RUNS=0 bad stream.sh "XFER_RUNS '0'" 32 3 10
 bad mpi.sh "not '32' and '-1'" 32 -1
 ROUNDS=0 bad mpi.sh "ROUNDS must be a positive integer" 32 3 7
 SPLIT=2 bad mpi.sh "SPLIT must be 0 or 1" 32 3 7
+IDLE=x bad mpi.sh "IDLE must be 0 or 1" 32 3 7
 
 # The programs: --help on stdout with status 0, a bad option on stderr
 # with status 2 (osu-fmpl stands for its MPI builds: the same source).

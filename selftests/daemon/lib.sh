@@ -90,7 +90,8 @@ wait_log() {
 }
 
 # policies PID: the scheduling policies of PID's threads (field 41 of
-# /proc/PID/task/TID/stat: 0 SCHED_OTHER, 3 SCHED_BATCH), sorted, each once,
+# /proc/PID/task/TID/stat: 0 SCHED_OTHER, 3 SCHED_BATCH, 5 SCHED_IDLE),
+# sorted, each once,
 # then how many threads there are: "3 threads=4".
 policies() {
 	local t s

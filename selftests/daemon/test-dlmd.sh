@@ -60,7 +60,7 @@ expect "--mpi-* without mpirun: usage error naming mpirun" 2 \
 	"dlmd: --mpi-* options need an MPI launch: mpirun -np N dlmd*" \
 	--mpi-protocol as2 -f x
 expect "bad --sched: usage error" 2 \
-	"dlmd: --sched 'idle': use batch or normal*" --sched idle -f x
+	"dlmd: --sched 'fifo': use batch, normal or idle*" --sched fifo -f x
 expect "bad --transport: usage error" 2 \
 	"dlmd: --transport 'rdma': use tcp or verbs*" --transport rdma -f x
 rdma_devs=(/sys/class/infiniband/*)

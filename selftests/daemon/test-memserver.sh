@@ -13,7 +13,7 @@ set -uo pipefail
 need "$bin/dlm-memserver" "$tests/memserver-client"
 ms=$bin/dlm-memserver
 echo "TAP version 13"
-echo "1..$((12 + 18))"
+echo "1..$((12 + 19))"
 
 out=$("$ms" --help) && [[ $out == *"Usage: dlm-memserver --listen ADDR:PORT --size MB"* ]] &&
 	ok "--help prints the usage and exits 0" || notok "--help"
@@ -121,6 +121,24 @@ if start_memserver normal 8 wait; then
 		notok "--sched normal: policies $pol"
 else
 	notok "--sched normal: the server starts"
+fi
+MS_EXTRA=(--sched idle)
+if start_memserver idle 8 wait; then
+	exec 3<>"/dev/tcp/127.0.0.1/$MS_PORT"
+	for ((i = 0; i < 50; i++)); do	# its connection thread too
+		pol=$(policies "$MS_PID")
+		[[ $pol == *"threads="[2-9]* ]] && break
+		sleep 0.1
+	done
+	exec 3>&-
+	kill "$MS_PID"
+	wait "$MS_PID"
+	[[ $pol == "5 threads="[2-9]* ]] &&
+		grep -q 'msg="listening" .* sched=idle ' "$tmp/idle.log" &&
+		ok "--sched idle: every thread SCHED_IDLE ($pol), logged" ||
+		notok "--sched idle: policies $pol"
+else
+	notok "--sched idle: the server starts"
 fi
 # --max-clients 2: two idle connections are served (left open); a third
 # is closed at once, unread, and logged; once one of the two closes, a

@@ -12,7 +12,8 @@
 # (dlm_rw writes and checks every word, 1 MB and 64 KB pages, two threads,
 # random order), and so with the memory server ranks' other way to wait
 # (--mpi-server-wait: auto polls under Open MPI and sleeps under MPICH;
-# each runs the other too); a protocol the level does not allow, and a
+# each runs the other too, with --sched idle, which every thread of the
+# three ranks must run under); a protocol the level does not allow, and a
 # memfile that does not match the ranks, are refused with the fix named;
 # SIGTERM to rank 0 ends the whole job cleanly; a memory server rank
 # killed, or stopped, under load ends the job and the program within a
@@ -49,7 +50,7 @@ if [[ ! -d /sys/module/dlmem ]] && ! insmod "$ko"; then
 	echo "Bail out! cannot load $ko"
 	exit 1
 fi
-echo "1..$((15 * ${#impls[@]}))"
+echo "1..$((16 * ${#impls[@]}))"
 asan_timeouts
 trap 'asan_timeouts_restore; cleanup' EXIT
 
@@ -187,11 +188,22 @@ for impl in "${impls[@]}"; do
 		notok "$impl: memory server ranks $want by default"
 		diag "$tmp/$impl-auto.log"
 	fi
-	if start_job "$impl" "$impl-$other" "$tmp/memfile" --mpi-server-wait "$other" &&
+	if start_job "$impl" "$impl-$other" "$tmp/memfile" --mpi-server-wait "$other" \
+		--sched idle &&
 	   grep -q "server_wait=$other" "$tmp/$impl-$other.log"; then
-		rwcheck "$impl-$other-rw" "$impl --mpi-server-wait $other: 16 MB, 64 KB pages, random, 2 threads" \
+		# Every thread of every rank, MPI's own included: SCHED_IDLE (5).
+		pols="$(policies "$RANK0") / $(policies "$(server_pid "$impl-$other" 1)") / $(policies "$(server_pid "$impl-$other" 2)")"
+		if [[ $pols == "5 threads="*" / 5 threads="*" / 5 threads="* ]] &&
+		   grep -q 'msg="starting" .* sched=idle ' "$tmp/$impl-$other.log"; then
+			ok "$impl --sched idle: every thread of the three ranks runs SCHED_IDLE ($pols)"
+		else
+			notok "$impl --sched idle: policies $pols"
+			diag "$tmp/$impl-$other.log"
+		fi
+		rwcheck "$impl-$other-rw" "$impl --mpi-server-wait $other --sched idle: 16 MB, 64 KB pages, random, 2 threads" \
 			-t 16 -b 1024 -p 64 -a random -j 2
 	else
+		notok "$impl --sched idle: no job"
 		notok "$impl --mpi-server-wait $other: no job to move data through"
 		diag "$tmp/$impl-$other.log"
 	fi
