@@ -126,7 +126,7 @@ def main():
                   'idle, memory servers too): Himeno MFLOPS and triad MB/s '
                   '(time relative to all-local), the default SCHED_BATCH for '
                   'comparison')
-            print('%-9s%26s%16s%11s%26s%16s%11s' % (
+            print('%-9s%31s%16s%12s%31s%16s%12s' % (
                 'transport', 'Himeno idle', 'batch', 'idle/batch',
                 'triad idle', 'batch', 'idle/batch'))
             for t in trs:
@@ -137,7 +137,7 @@ def main():
                     b = val(kind, t, 'default', low)
                     if v and loc:
                         rel[(kind + '-idle', t, low)] = loc / v
-                    cells.append('%26s%16s%11s' % (
+                    cells.append('%31s%16s%12s' % (
                         f'{v:.1f} ({loc / v:.2f}x) '
                         f'{spread(kind, t, "sched-idle", low)}'
                         if v and loc else status(kind, t, 'sched-idle', low),
