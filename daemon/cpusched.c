@@ -17,8 +17,8 @@
  * task wants it (their weight is 3 against a nice-0 task's 1024), so they
  * never take the program's CPU at a tick either.  That suits the MPI
  * ranks, which poll: where they share the program's CPUs, the policy
- * shortened Himeno at 7% local by 5-16% over Open MPI and MPICH, and
- * slowed the triad, which only moves pages, by about as much
+ * mostly shortened Himeno at 7% local by 5-18% over Open MPI and MPICH,
+ * and slowed the triad, which only moves pages, by up to 17%
  * (Documentation/benchmarks.rst).  On a machine with other CPU-bound work
  * the daemons then crawl, and a request the kernel waits on longer than
  * its request_timeout_ms fails (SIGBUS): not the default.  Any thread may
