@@ -215,18 +215,13 @@ def main():
                          f'{spread("himeno", "local", "-", 100)})')
                 print(f'  Himeno at {low}% local <= 2.0 x all-local ({t}): '
                       f'{r:.2f} x -> {"met" if r <= 2.0 else "NOT met"}{n}')
-        for t in trs:
-            r = rel.get(('himeno-split', t, low))
-            if r:
-                print(f'  Himeno at {low}% local <= 2.0 x all-local, cpu '
-                      f'split ({t}): {r:.2f} x -> '
-                      f'{"met" if r <= 2.0 else "NOT met"}')
-        for t in trs:
-            r = rel.get(('himeno-idle', t, low))
-            if r:
-                print(f'  Himeno at {low}% local <= 2.0 x all-local, sched '
-                      f'idle ({t}): {r:.2f} x -> '
-                      f'{"met" if r <= 2.0 else "NOT met"}')
+        for var, what in (('split', 'cpu split'), ('idle', 'sched idle')):
+            for t in trs:
+                r = rel.get((f'himeno-{var}', t, low))
+                if r:
+                    print(f'  Himeno at {low}% local <= 2.0 x all-local, '
+                          f'{what} ({t}): {r:.2f} x -> '
+                          f'{"met" if r <= 2.0 else "NOT met"}')
         r = rel.get(('himeno', 'tcp-stored', low))
         if r:
             print(f'  (for comparison, tcp with same_filled=N: {r:.2f} x)')
