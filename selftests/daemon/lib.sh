@@ -91,8 +91,7 @@ wait_log() {
 
 # policies PID: the scheduling policies of PID's threads (field 41 of
 # /proc/PID/task/TID/stat: 0 SCHED_OTHER, 3 SCHED_BATCH, 5 SCHED_IDLE),
-# sorted, each once,
-# then how many threads there are: "3 threads=4".
+# sorted, each once, then how many threads there are: "3 threads=4".
 policies() {
 	local t s
 	local -a statf
