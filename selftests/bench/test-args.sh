@@ -3,11 +3,11 @@
 #
 # Native test of the benchmark scripts' argument checks (make check): bad
 # ARRAY_MB, ITERATIONS and PERCENT (and stream.sh's XFER_RUNS, mpi.sh's
-# ROUNDS, SPLIT and IDLE) end each script with status 2 and a message before it
-# needs root or touches the machine; lib.sh's himeno_budget_ok refuses a
-# Himeno budget under 20 DLM pages and names the HIMENO_PAGE_KB that fits,
-# and its wait_registered gives up on a dlmd that does not register
-# within RUN_TIMEOUT; each benchmark program
+# ROUNDS, SPLIT and IDLE) end each script with status 2 and a message
+# before it needs root or touches the machine; lib.sh's himeno_budget_ok
+# refuses a Himeno budget under 20 DLM pages and names the HIMENO_PAGE_KB
+# that fits, and its wait_registered gives up on a dlmd that does not
+# register within RUN_TIMEOUT; each benchmark program
 # (${O:-build}/bench) prints its usage on stdout and exits 0 for --help,
 # and (but umode_bench, whose options libdlm parses first) exits 2 with
 # the usage on stderr for an unknown option.  Nothing

@@ -15,6 +15,17 @@ ms=$bin/dlm-memserver
 echo "TAP version 13"
 echo "1..$((12 + 19))"
 
+# served_policies PID: policies (lib.sh) of server PID once a connection
+# thread has joined its main thread (up to 5 s), in $pol.
+served_policies() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		pol=$(policies "$1")
+		[[ $pol == *"threads="[2-9]* ]] && return
+		sleep 0.1
+	done
+}
+
 out=$("$ms" --help) && [[ $out == *"Usage: dlm-memserver --listen ADDR:PORT --size MB"* ]] &&
 	ok "--help prints the usage and exits 0" || notok "--help"
 out=$("$ms" --version) && [[ $out == "dlm-memserver "* ]] &&
@@ -83,11 +94,7 @@ fi
 exec 3<>"/dev/tcp/127.0.0.1/$port"
 sleep 0.1
 # Its thread as well as the main one: SCHED_BATCH (--sched batch, default).
-for ((i = 0; i < 50; i++)); do
-	pol=$(policies "$pid")
-	[[ $pol == *"threads="[2-9]* ]] && break
-	sleep 0.1
-done
+served_policies "$pid"
 if [[ $pol == "3 threads="[2-9]* ]] &&
    grep -q 'msg="listening" .* sched=batch ' "$tmp/ms.log"; then
 	ok "every thread runs SCHED_BATCH by default ($pol), logged"
@@ -125,11 +132,7 @@ fi
 MS_EXTRA=(--sched idle)
 if start_memserver idle 8 wait; then
 	exec 3<>"/dev/tcp/127.0.0.1/$MS_PORT"
-	for ((i = 0; i < 50; i++)); do	# its connection thread too
-		pol=$(policies "$MS_PID")
-		[[ $pol == *"threads="[2-9]* ]] && break
-		sleep 0.1
-	done
+	served_policies "$MS_PID"	# its connection thread too
 	exec 3>&-
 	kill "$MS_PID"
 	wait "$MS_PID"
