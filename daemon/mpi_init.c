@@ -125,6 +125,12 @@ void dlm_mpi_abort(const char *why)
 {
 	log_error("ending the MPI job: the kernel fails the outstanding requests (SIGBUS in the programs)",
 		  "why=\"%s\"", why);
+	/*
+	 * The launcher forwards this rank's stderr through a pipe that
+	 * MPI_Abort may close first (seen under MPICH's hydra, about one
+	 * abort in thirty): give it a moment to carry the reason out.
+	 */
+	nanosleep(&(struct timespec){ .tv_nsec = 200 * 1000 * 1000 }, NULL);
 	MPI_Abort(MPI_COMM_WORLD, 1);
 	abort();	/* MPI_Abort does not return */
 }
