@@ -32,7 +32,7 @@ MEMSERVER_OBJS	:= $(call daemon_objs,memserver $(DAEMON_COMMON) \
 
 DAEMON_TESTS	:= $(addprefix $(DAEMON_TO)/,test-memfile test-placement \
 		     test-stats test-nlparse memserver-client test-dispatch \
-		     test-mirror test-tcp test-wire)
+		     test-mirror test-tcp test-wire test-mpiopts)
 
 USER_TARGETS	+= $(O)/bin/dlmd $(O)/bin/dlm-memserver $(DAEMON_TESTS)
 
@@ -46,6 +46,7 @@ DAEMON_NATIVE	:= daemon-memfile=$(DAEMON_TO)/test-memfile \
 		   daemon-mirror=selftests/daemon/test-mirror.sh \
 		   daemon-tcp=selftests/daemon/test-tcp.sh \
 		   daemon-wire=$(DAEMON_TO)/test-wire \
+		   daemon-mpiopts=$(DAEMON_TO)/test-mpiopts \
 		   daemon-dlmd=selftests/daemon/test-dlmd.sh \
 		   daemon-dlmctl=selftests/daemon/test-dlmctl.sh \
 		   daemon-mpiserver=selftests/daemon/test-mpi-server.sh
@@ -89,6 +90,8 @@ $(DAEMON_TO)/test-tcp: $(DAEMON_TO)/test-tcp.o \
 		$(call daemon_objs,transport_tcp transport_io stats $(DAEMON_COMMON))
 
 $(DAEMON_TO)/test-wire: $(DAEMON_TO)/test-wire.o $(call daemon_objs,wire)
+
+$(DAEMON_TO)/test-mpiopts: $(DAEMON_TO)/test-mpiopts.o $(call daemon_objs,mpi_opts)
 
 $(DAEMON_TESTS):
 	$(DAEMON_NL_CHECK)

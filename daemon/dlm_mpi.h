@@ -43,9 +43,9 @@ enum dlm_mpi_proto {
  * How a memory server rank waits while a payload moves (--mpi-server-wait):
  * in the MPI library's blocking call, which polls (POLL), or testing a
  * nonblocking one and sleeping between tests (SLEEP), leaving the CPU to
- * rank 0's copy when ranks outnumber cores.  AUTO: POLL under Open MPI
- * (its shared-memory rendezvous needs the sending rank's progress), SLEEP
- * under any other MPI.
+ * rank 0's copy when ranks outnumber cores.  AUTO: SLEEP on a node whose
+ * ranks of this job are at least as many as its online CPUs (rank 0's
+ * node runs the program too), POLL where every rank can have a core.
  */
 enum dlm_mpi_wait {
 	DLM_MPI_WAIT_AUTO,
@@ -67,6 +67,8 @@ struct dlm_mpi_info {
 	enum dlm_mpi_level requested, provided;
 	enum dlm_mpi_proto proto;	/* in force */
 	enum dlm_mpi_wait server_wait;	/* in force (set by dlmd) */
+	int node_ranks;			/* this job's ranks on this node */
+	int node_cpus;			/* this node's online CPUs */
 	char library[128];		/* MPI_Get_library_version, 1st line */
 };
 
@@ -77,9 +79,9 @@ const char *dlm_mpi_proto_name(enum dlm_mpi_proto p);
 const char *dlm_mpi_level_name(enum dlm_mpi_level l);
 int dlm_mpi_parse_wait(const char *s);
 const char *dlm_mpi_wait_name(enum dlm_mpi_wait w);
-/* The wait in force for W under LIBRARY (MPI_Get_library_version). */
-enum dlm_mpi_wait dlm_mpi_resolve_wait(enum dlm_mpi_wait w,
-				       const char *library);
+/* The wait in force for W on a node with NODE_RANKS ranks, NODE_CPUS CPUs. */
+enum dlm_mpi_wait dlm_mpi_resolve_wait(enum dlm_mpi_wait w, int node_ranks,
+				       int node_cpus);
 
 /*
  * MPI_Init_thread and the protocol choice.  0, or -1 with ERR naming the

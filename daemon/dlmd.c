@@ -188,8 +188,9 @@ static void usage(FILE *f)
 "      --mpi-server-wait W   how memory server ranks wait while a page moves:\n"
 "                            poll (in MPI's blocking calls), sleep (test and\n"
 "                            sleep up to 50 us: frees the CPU where ranks\n"
-"                            outnumber cores) or auto (default): poll under\n"
-"                            Open MPI, sleep under MPICH\n"
+"                            outnumber cores) or auto (default): sleep on a\n"
+"                            node where this job's ranks are at least as\n"
+"                            many as the CPUs, poll where each has a core\n"
 "A rank that dies or a server that does not answer within --io-timeout\n"
 "ends the MPI job (MPI cannot lose a rank): the kernel then fails the\n"
 "outstanding requests, the programs get SIGBUS.\n"
@@ -804,7 +805,9 @@ static int start_mpi(int *argc, char ***argv)
 		fprintf(stderr, "dlmd: %s\n", err);
 		return 1;
 	}
-	g.mpi.server_wait = dlm_mpi_resolve_wait(g.opt.mpi_wait, g.mpi.library);
+	g.mpi.server_wait = dlm_mpi_resolve_wait(g.opt.mpi_wait,
+						 g.mpi.node_ranks,
+						 g.mpi.node_cpus);
 	if (g.mpi.rank) {
 		sigset_t set;
 
@@ -817,12 +820,13 @@ static int start_mpi(int *argc, char ***argv)
 		log_set_prog(prog);
 		exit(dlm_mpi_server_main(&g.mpi));
 	}
-	log_info("MPI job", "library=\"%s\" ranks=%d thread_level_requested=%s thread_level_provided=%s protocol=%s server_wait=%s",
+	log_info("MPI job", "library=\"%s\" ranks=%d thread_level_requested=%s thread_level_provided=%s protocol=%s server_wait=%s node_ranks=%d node_cpus=%d",
 		 g.mpi.library, g.mpi.size,
 		 dlm_mpi_level_name(g.mpi.requested),
 		 dlm_mpi_level_name(g.mpi.provided),
 		 dlm_mpi_proto_name(g.mpi.proto),
-		 dlm_mpi_wait_name(g.mpi.server_wait));
+		 dlm_mpi_wait_name(g.mpi.server_wait), g.mpi.node_ranks,
+		 g.mpi.node_cpus);
 	g.tops = &transport_mpi;
 	return 0;
 }

@@ -3,10 +3,12 @@
  * mpi_init.c - MPI_Init_thread, the protocol the thread level allows,
  * waiting for MPI requests without burning a core, and ending the job.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "mpi_priv.h"
@@ -45,6 +47,21 @@ static enum dlm_mpi_level needs(enum dlm_mpi_proto p)
 	       p == DLM_MPI_AS2 ? DLM_MPI_FUNNELED : DLM_MPI_SINGLE;
 }
 
+/* This job's ranks on this node, and the node's online CPUs (0: unknown). */
+static void count_node(struct dlm_mpi_info *info)
+{
+	MPI_Comm node;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	info->node_cpus = cpus > 0 && cpus < INT_MAX ? (int)cpus : 0;
+	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+				MPI_INFO_NULL, &node) != MPI_SUCCESS)
+		return;
+	if (MPI_Comm_size(node, &info->node_ranks) != MPI_SUCCESS)
+		info->node_ranks = 0;
+	MPI_Comm_free(&node);
+}
+
 int dlm_mpi_init(int *argc, char ***argv, enum dlm_mpi_proto proto,
 		 enum dlm_mpi_level level, struct dlm_mpi_info *info,
 		 char *err, size_t errlen)
@@ -74,6 +91,7 @@ int dlm_mpi_init(int *argc, char ***argv, enum dlm_mpi_proto proto,
 	memcpy(info->library, lib, (size_t)len);
 	info->library[len] = '\0';
 	info->provided = from_mpi_level(provided);
+	count_node(info);
 
 	if (proto == DLM_MPI_AUTO)
 		proto = info->provided >= DLM_MPI_SERIALIZED ? DLM_MPI_AS1 :

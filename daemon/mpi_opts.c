@@ -64,11 +64,13 @@ const char *dlm_mpi_wait_name(enum dlm_mpi_wait w)
 	return w <= DLM_MPI_WAIT_SLEEP ? wait_names[w] : "?";
 }
 
-enum dlm_mpi_wait dlm_mpi_resolve_wait(enum dlm_mpi_wait w,
-				       const char *library)
+enum dlm_mpi_wait dlm_mpi_resolve_wait(enum dlm_mpi_wait w, int node_ranks,
+				       int node_cpus)
 {
 	if (w != DLM_MPI_WAIT_AUTO)
 		return w;
-	return strncmp(library, "Open MPI", 8) ? DLM_MPI_WAIT_SLEEP :
-						 DLM_MPI_WAIT_POLL;
+	/* Unknown counts: sleeping is the safe side. */
+	if (node_ranks < 1 || node_cpus < 1 || node_ranks >= node_cpus)
+		return DLM_MPI_WAIT_SLEEP;
+	return DLM_MPI_WAIT_POLL;
 }

@@ -237,8 +237,9 @@ int dlm_mpi_server_main(const struct dlm_mpi_info *info)
 	char estr[MPI_MAX_ERROR_STRING];
 	int r, elen, tag, code = 0, bye = 0;
 
-	log_debug("memory server rank up", "rank=%d server_wait=%s",
-		  info->rank, dlm_mpi_wait_name(info->server_wait));
+	log_debug("memory server rank up", "rank=%d server_wait=%s node_ranks=%d node_cpus=%d",
+		  info->rank, dlm_mpi_wait_name(info->server_wait),
+		  info->node_ranks, info->node_cpus);
 	for (;;) {
 		r = MPI_Irecv(buf, sizeof(buf), MPI_BYTE, 0, MPI_TAG_HDR,
 			      MPI_COMM_WORLD, &req);

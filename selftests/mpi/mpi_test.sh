@@ -11,8 +11,9 @@
 # funneled -> as2, single -> cs) and each protocol moves pages intact
 # (dlm_rw writes and checks every word, 1 MB and 64 KB pages, two threads,
 # random order), and so with the memory server ranks' other way to wait
-# (--mpi-server-wait: auto polls under Open MPI and sleeps under MPICH;
-# each runs the other too, with --sched idle, which every thread of the
+# (--mpi-server-wait: auto sleeps here, where the job's 3 ranks are at
+# least as many as the CPUs, and would poll on a node with more; each MPI
+# runs the other too, with --sched idle, which every thread of the
 # three ranks must run under); a protocol the level does not allow, and a
 # memfile that does not match the ranks, are refused with the fix named;
 # SIGTERM to rank 0 ends the whole job cleanly; a memory server rank
@@ -180,10 +181,11 @@ for impl in "${impls[@]}"; do
 	rwcheck "$impl-rand" "$impl auto: 16 MB, 64 KB pages, random, 2 threads, clock" \
 		-t 16 -b 1024 -p 64 -a random -j 2 -P clock
 	stop_job "$impl" "$impl-auto"
+	cpus=$(getconf _NPROCESSORS_ONLN)
 	want=sleep other=poll
-	[[ $impl == openmpi ]] && want=poll other=sleep
-	if grep -q "server_wait=$want" "$tmp/$impl-auto.log"; then
-		ok "$impl: memory server ranks $want by default (--mpi-server-wait auto)"
+	((cpus > 3)) && want=poll other=sleep
+	if grep -q "server_wait=$want node_ranks=3 node_cpus=$cpus\b" "$tmp/$impl-auto.log"; then
+		ok "$impl: memory server ranks $want by default (--mpi-server-wait auto: 3 ranks, $cpus CPUs)"
 	else
 		notok "$impl: memory server ranks $want by default"
 		diag "$tmp/$impl-auto.log"
