@@ -38,25 +38,26 @@ static void test_names(void)
 
 static void test_resolve(void)
 {
-	tap_ok(dlm_mpi_resolve_wait(DLM_MPI_WAIT_AUTO, 3, 2) ==
-	       DLM_MPI_WAIT_SLEEP,
-	       "auto: 3 ranks on 2 CPUs sleep");
-	tap_ok(dlm_mpi_resolve_wait(DLM_MPI_WAIT_AUTO, 2, 2) ==
-	       DLM_MPI_WAIT_SLEEP,
-	       "auto: as many ranks as CPUs sleep (the program needs one too)");
-	tap_ok(dlm_mpi_resolve_wait(DLM_MPI_WAIT_AUTO, 3, 4) ==
-	       DLM_MPI_WAIT_POLL,
-	       "auto: 3 ranks on 4 CPUs poll");
-	tap_ok(dlm_mpi_resolve_wait(DLM_MPI_WAIT_AUTO, 1, 64) ==
-	       DLM_MPI_WAIT_POLL,
-	       "auto: one server rank on a 64-CPU node polls");
-	tap_ok(dlm_mpi_resolve_wait(DLM_MPI_WAIT_AUTO, 0, 8) ==
-	       DLM_MPI_WAIT_SLEEP &&
-	       dlm_mpi_resolve_wait(DLM_MPI_WAIT_AUTO, 2, 0) ==
-	       DLM_MPI_WAIT_SLEEP &&
-	       dlm_mpi_resolve_wait(DLM_MPI_WAIT_AUTO, -1, -1) ==
-	       DLM_MPI_WAIT_SLEEP,
-	       "auto: unknown counts sleep");
+	static const struct {
+		int ranks, cpus;
+		enum dlm_mpi_wait want;
+		const char *why;
+	} cases[] = {
+		{ 3, 2, DLM_MPI_WAIT_SLEEP, "3 ranks on 2 CPUs sleep" },
+		{ 2, 2, DLM_MPI_WAIT_SLEEP,
+		  "as many ranks as CPUs sleep (the program needs one too)" },
+		{ 3, 4, DLM_MPI_WAIT_POLL, "3 ranks on 4 CPUs poll" },
+		{ 1, 64, DLM_MPI_WAIT_POLL,
+		  "one server rank on a 64-CPU node polls" },
+		{ 0, 8, DLM_MPI_WAIT_SLEEP, "unknown ranks sleep" },
+		{ 2, 0, DLM_MPI_WAIT_SLEEP, "unknown CPUs sleep" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		tap_ok(dlm_mpi_resolve_wait(DLM_MPI_WAIT_AUTO, cases[i].ranks,
+					    cases[i].cpus) == cases[i].want,
+		       "auto: %s", cases[i].why);
 	tap_ok(dlm_mpi_resolve_wait(DLM_MPI_WAIT_POLL, 3, 2) ==
 	       DLM_MPI_WAIT_POLL &&
 	       dlm_mpi_resolve_wait(DLM_MPI_WAIT_SLEEP, 1, 64) ==
@@ -66,7 +67,7 @@ static void test_resolve(void)
 
 int main(void)
 {
-	tap_plan(11);
+	tap_plan(12);
 	test_names();
 	test_resolve();
 	return tap_done();
