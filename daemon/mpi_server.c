@@ -43,6 +43,7 @@ struct xfer {
 };
 
 struct server {
+	const struct dlm_mpi_info *info;
 	int sleep;		/* DLM_MPI_WAIT_SLEEP in force */
 	uint8_t *mem;
 	uint64_t size;
@@ -178,8 +179,10 @@ static int hello(struct server *s, const struct wire_hdr *h, int tag)
 			s->mem = NULL;
 		} else {
 			s->size = h->offset;
-			log_info("serving", "bytes=%" PRIu64 " pid=%d",
-				 s->size, (int)getpid());
+			log_info("serving", "bytes=%" PRIu64 " pid=%d server_wait=%s node_ranks=%d node_cpus=%d",
+				 s->size, (int)getpid(),
+				 dlm_mpi_wait_name(s->info->server_wait),
+				 s->info->node_ranks, s->info->node_cpus);
 		}
 	}
 	w.size = s->size;
@@ -230,6 +233,7 @@ int dlm_mpi_server_main(const struct dlm_mpi_info *info)
 {
 	uint8_t buf[WIRE_HDR_SIZE];
 	struct server s = {
+		.info = info,
 		.sleep = info->server_wait == DLM_MPI_WAIT_SLEEP,
 	};
 	struct wire_hdr h;
@@ -237,9 +241,7 @@ int dlm_mpi_server_main(const struct dlm_mpi_info *info)
 	char estr[MPI_MAX_ERROR_STRING];
 	int r, elen, tag, code = 0, bye = 0;
 
-	log_debug("memory server rank up", "rank=%d server_wait=%s node_ranks=%d node_cpus=%d",
-		  info->rank, dlm_mpi_wait_name(info->server_wait),
-		  info->node_ranks, info->node_cpus);
+	log_debug("memory server rank up", "rank=%d", info->rank);
 	for (;;) {
 		r = MPI_Irecv(buf, sizeof(buf), MPI_BYTE, 0, MPI_TAG_HDR,
 			      MPI_COMM_WORLD, &req);

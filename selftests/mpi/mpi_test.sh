@@ -184,8 +184,9 @@ for impl in "${impls[@]}"; do
 	cpus=$(getconf _NPROCESSORS_ONLN)
 	want=sleep other=poll
 	((cpus > 3)) && want=poll other=sleep
-	if grep -q "server_wait=$want node_ranks=3 node_cpus=$cpus\b" "$tmp/$impl-auto.log"; then
-		ok "$impl: memory server ranks $want by default (--mpi-server-wait auto: 3 ranks, $cpus CPUs)"
+	# Rank 0's "MPI job" line and each server rank's "serving" line.
+	if (($(grep -c "server_wait=$want node_ranks=3 node_cpus=$cpus\b" "$tmp/$impl-auto.log") == 3)); then
+		ok "$impl: memory server ranks $want by default, each rank's log says (--mpi-server-wait auto: 3 ranks, $cpus CPUs)"
 	else
 		notok "$impl: memory server ranks $want by default"
 		diag "$tmp/$impl-auto.log"

@@ -45,7 +45,7 @@ if ((${#impls[@]} == 0)); then
 fi
 need "$rw" "$build/bench/stream"
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko" || exit 1
-echo "1..12"
+echo "1..14"
 
 nodes_down() {
 	local i
@@ -160,10 +160,33 @@ bytes() {	# bytes through the compute node's side of the bridge
 		$(cat /sys/class/net/dlmbr0/statistics/tx_bytes)))
 }
 
-# run IMPL: the three-node job's checks, then the triad on one node; five
-# results.
+# waits IMPL multi|single: what --mpi-server-wait auto chose in each rank
+# of the job, from its log: "server_wait=W node_ranks=N" for ranks 0, 1
+# and 2, joined by " / ".
+waits() {
+	local log=$tmp/$1-$2.log i
+	{
+		sed -n 's/.*msg="MPI job".* \(server_wait=[a-z]* node_ranks=[0-9]*\).*/\1/p' "$log"
+		for i in 1 2; do
+			sed -n "s/.*prog=dlmd-rank$i msg=\"serving\".* \(server_wait=[a-z]* node_ranks=[0-9]*\).*/\1/p" "$log"
+		done
+	} | paste -sd/ | sed 's|/| / |g'
+}
+
+# want N: the three ranks' line of waits for a job with N ranks on each
+# node: each sleeps where the node's ranks are at least its CPUs.  The
+# namespaces share the VM's CPUs, but MPI sees one rank on each node, so
+# on three nodes the ranks poll as they would on separate machines.
+want() {
+	local w=poll
+	(($1 >= $(getconf _NPROCESSORS_ONLN))) && w="sleep"
+	echo "server_wait=$w node_ranks=$1 / server_wait=$w node_ranks=$1 / server_wait=$w node_ranks=$1"
+}
+
+# run IMPL: the three-node job's checks, then the triad on one node, then
+# each rank's server wait on both; six results.
 run() {
-	local impl=$1 ranks_host b0 b1 multi one t1 t3 i r
+	local impl=$1 ranks_host b0 b1 multi one t1 t3 i r w1 w3
 	if job "$impl" multi &&
 	   grep -q 'prog=dlmd-rank1 msg="serving"' "$tmp/$impl-multi.log"; then
 		ok "$impl: mpiexec over 10.9.0.1,10.9.0.2,10.9.0.3 (one rank each) dlmd: rank 0 registered, ranks 1 and 2 serve"
@@ -171,7 +194,7 @@ run() {
 		notok "$impl: three-node job"
 		echo "# what is left of it, killed:"
 		kill_job
-		for i in 1 2 3 4; do skip "$impl: no three-node job"; done
+		for i in 1 2 3 4 5; do skip "$impl: no three-node job"; done
 		return
 	fi
 	ranks_host=$(for i in 1 2; do
@@ -207,13 +230,20 @@ run() {
 	else
 		notok "$impl: triad on three nodes ($multi) and one ($one)"
 	fi
+	w3=$(waits "$impl" multi)
+	w1=$(waits "$impl" single)
+	if [[ $w3 == "$(want 1)" && $w1 == "$(want 3)" ]]; then
+		ok "$impl: --mpi-server-wait auto counts each rank's node: three nodes, one rank each: $w3; one node: $w1 ($(getconf _NPROCESSORS_ONLN) CPUs)"
+	else
+		notok "$impl: server waits on three nodes '$w3' (want '$(want 1)'), on one '$w1' (want '$(want 3)')"
+	fi
 }
 
 for impl in mpich openmpi; do
 	if [[ " ${impls[*]} " == *" $impl "* ]]; then
 		run "$impl"
 	else
-		for i in 1 2 3 4 5; do skip "$impl: dlmd-$impl or its launcher missing (make deps; make)"; done
+		for i in 1 2 3 4 5 6; do skip "$impl: dlmd-$impl or its launcher missing (make deps; make)"; done
 	fi
 done
 if [[ $(cat /sys/class/misc/dlm/daemon) == 0 ]]; then
