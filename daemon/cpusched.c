@@ -21,8 +21,11 @@
  * and slowed the triad, which only moves pages, by up to 17%
  * (Documentation/benchmarks.rst).  On a machine with other CPU-bound work
  * the daemons then crawl, and a request the kernel waits on longer than
- * its request_timeout_ms fails (SIGBUS): not the default.  Any thread may
- * switch to SCHED_IDLE; switching back needs privilege (or RLIMIT_NICE).
+ * its request_timeout_ms would fail (SIGBUS).  So SCHED_IDLE comes with a
+ * guard (schedguard.c) that lifts a starved thread to SCHED_BATCH for a
+ * while.  Any thread may switch to SCHED_IDLE; switching back needs
+ * privilege (or RLIMIT_NICE), which dlmd, as root, has: without it the
+ * policy runs unguarded, and says so.
  */
 #include <errno.h>
 #include <sched.h>
@@ -30,6 +33,7 @@
 
 #include "cpusched.h"
 #include "log.h"
+#include "schedguard.h"
 
 int dlm_sched_parse(const char *s)
 {
@@ -54,12 +58,40 @@ const char *dlm_sched_name(enum dlm_sched s)
 	}
 }
 
+/*
+ * SCHED_IDLE with its starvation guard (schedguard.c), when this process
+ * may leave SCHED_IDLE again: tried on the calling thread, which then
+ * starts the guard under SCHED_BATCH before it goes back.
+ */
+static void apply_idle(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	if (sched_setscheduler(0, SCHED_IDLE, &sp)) {
+		log_warn("cannot set the CPU policy (--sched): running under the one inherited",
+			 "sched=idle err=\"%s\"", strerror(errno));
+		return;
+	}
+	if (sched_setscheduler(0, SCHED_BATCH, &sp)) {
+		log_warn("--sched idle runs without its starvation guard: leaving SCHED_IDLE needs CAP_SYS_NICE or RLIMIT_NICE (ulimit -e 20); on a node with other CPU-bound work a page request may fail after request_timeout_ms (SIGBUS)",
+			 "err=\"%s\"", strerror(errno));
+		return;
+	}
+	sched_guard_start();
+	if (sched_setscheduler(0, SCHED_IDLE, &sp))
+		log_warn("cannot set the CPU policy (--sched): running under SCHED_BATCH",
+			 "sched=idle err=\"%s\"", strerror(errno));
+}
+
 void dlm_sched_apply(enum dlm_sched s)
 {
 	struct sched_param sp = { .sched_priority = 0 };
-	int policy = s == DLM_SCHED_BATCH ? SCHED_BATCH :
-		     s == DLM_SCHED_IDLE ? SCHED_IDLE : SCHED_OTHER;
+	int policy = s == DLM_SCHED_BATCH ? SCHED_BATCH : SCHED_OTHER;
 
+	if (s == DLM_SCHED_IDLE) {
+		apply_idle();
+		return;
+	}
 	if (sched_setscheduler(0, policy, &sp))
 		log_warn("cannot set the CPU policy (--sched): running under the one inherited",
 			 "sched=%s err=\"%s\"", dlm_sched_name(s),

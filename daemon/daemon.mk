@@ -22,7 +22,7 @@ DAEMON_VERBS_FLAGS := -DDLM_WITH_VERBS
 DAEMON_VERBS	:= verbs_util
 endif
 
-DAEMON_COMMON	:= log wire netaddr cpusched
+DAEMON_COMMON	:= log wire netaddr cpusched schedguard
 DLMD_SHARED	:= nl dispatch placement memfile transport_tcp transport_mirror transport_io stats mpi_opts \
 		   $(DAEMON_COMMON)
 DLMD_OBJS	:= $(call daemon_objs,dlmd $(DLMD_SHARED) \

@@ -91,17 +91,25 @@ wait_log() {
 
 # policies PID: the scheduling policies of PID's threads (field 41 of
 # /proc/PID/task/TID/stat: 0 SCHED_OTHER, 3 SCHED_BATCH, 5 SCHED_IDLE),
-# sorted, each once, then how many threads there are: "3 threads=4".
+# sorted, each once, then how many threads there are: "3 threads=4".  The
+# starvation guard of --sched idle (the thread named sched-guard) is left
+# out of both and named after them with its own policy: "5 threads=3
+# guard=3".
 policies() {
-	local t s
+	local t s guard=
 	local -a statf
-	for t in /proc/"$1"/task/*/stat; do
-		s=$(<"$t") 2>/dev/null || continue
+	for t in /proc/"$1"/task/*; do
+		s=$(<"$t/stat") 2>/dev/null || continue
 		# After "PID (COMM) " the fields count from 3.
 		read -ra statf <<<"${s##*) }"
+		if [[ $(<"$t/comm") == sched-guard ]]; then
+			guard=" guard=${statf[38]}"
+			continue
+		fi
 		echo "${statf[38]}"
-	done | sort -u | tr '\n' ' '
-	echo "threads=$(find /proc/"$1"/task -mindepth 1 -maxdepth 1 | wc -l)"
+	done >"$tmp/policies"
+	sort -u "$tmp/policies" | tr '\n' ' '
+	echo "threads=$(wc -l <"$tmp/policies")$guard"
 }
 
 # start_dlmd NAME MEMFILE [ARGS...]: dlmd -f MEMFILE ARGS in the

@@ -13,7 +13,7 @@ set -uo pipefail
 need "$bin/dlm-memserver" "$tests/memserver-client"
 ms=$bin/dlm-memserver
 echo "TAP version 13"
-echo "1..$((12 + 19))"
+echo "1..$((12 + 20))"
 
 # served_policies PID: policies (lib.sh) of server PID once a connection
 # thread has joined its main thread (up to 5 s), in $pol.
@@ -136,12 +136,34 @@ if start_memserver idle 8 wait; then
 	exec 3>&-
 	kill "$MS_PID"
 	wait "$MS_PID"
-	[[ $pol == "5 threads="[2-9]* ]] &&
+	# Privileged (CI, the VM): the starvation guard under SCHED_BATCH
+	# beside them; otherwise none, and the log says why.
+	want="5 threads=[2-9] guard=3"
+	[[ $(id -u) == 0 ]] || want="5 threads=[2-9]"
+	[[ $pol == $want ]] &&
 		grep -q 'msg="listening" .* sched=idle ' "$tmp/idle.log" &&
-		ok "--sched idle: every thread SCHED_IDLE ($pol), logged" ||
+		ok "--sched idle: every thread SCHED_IDLE but the guard ($pol), logged" ||
 		notok "--sched idle: policies $pol"
 else
 	notok "--sched idle: the server starts"
+fi
+# A server that may not leave SCHED_IDLE again cannot lift a starved
+# thread: it runs without the guard and says what would give it one.
+if [[ $(id -u) == 0 ]] && command -v setpriv >/dev/null; then
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+		"$ms" --listen 127.0.0.1:0 --size 1 --sched idle 2>"$tmp/unpriv.log" &
+	upid=$!
+	pids+=("$upid")
+	wait_log "$tmp/unpriv.log" 'msg="listening"' 10
+	pol=$(policies "$upid")
+	kill "$upid"
+	wait "$upid" 2>/dev/null
+	[[ $pol == "5 threads=1" ]] &&
+		grep -q 'runs without its starvation guard: leaving SCHED_IDLE needs CAP_SYS_NICE or RLIMIT_NICE' "$tmp/unpriv.log" &&
+		ok "--sched idle unprivileged: no guard ($pol), the log names CAP_SYS_NICE and RLIMIT_NICE" ||
+		{ notok "--sched idle unprivileged: policies $pol"; diag "$tmp/unpriv.log"; }
+else
+	skip "--sched idle unprivileged: needs root and setpriv to drop to nobody"
 fi
 # --max-clients 2: two idle connections are served (left open); a third
 # is closed at once, unread, and logged; once one of the two closes, a

@@ -194,11 +194,12 @@ for impl in "${impls[@]}"; do
 	if start_job "$impl" "$impl-$other" "$tmp/memfile" --mpi-server-wait "$other" \
 		--sched idle &&
 	   grep -q "server_wait=$other" "$tmp/$impl-$other.log"; then
-		# Every thread of every rank, MPI's own included: SCHED_IDLE (5).
+		# Every thread of every rank, MPI's own included: SCHED_IDLE (5),
+		# but each rank's starvation guard, SCHED_BATCH (3).
 		pols="$(policies "$RANK0") / $(policies "$(server_pid "$impl-$other" 1)") / $(policies "$(server_pid "$impl-$other" 2)")"
-		if [[ $pols == "5 threads="*" / 5 threads="*" / 5 threads="* ]] &&
+		if [[ $pols == "5 threads="*" guard=3 / 5 threads="*" guard=3 / 5 threads="*" guard=3" ]] &&
 		   grep -q 'msg="starting" .* sched=idle ' "$tmp/$impl-$other.log"; then
-			ok "$impl --sched idle: every thread of the three ranks runs SCHED_IDLE ($pols)"
+			ok "$impl --sched idle: every thread of the three ranks runs SCHED_IDLE, each rank's guard SCHED_BATCH ($pols)"
 		else
 			notok "$impl --sched idle: policies $pols"
 			diag "$tmp/$impl-$other.log"
