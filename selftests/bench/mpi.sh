@@ -217,6 +217,9 @@ sched_idle() {
 			run stream "$tr" sched-idle "$low" "$stream" -m dlm -s "$mb" -l "$low" -i "$iters"
 		done
 		stop_dlmd
+		# A lift by the starvation guard (daemon/schedguard.c) would
+		# mean this run was partly under SCHED_BATCH: say so.
+		say "$tr sched idle: starvation guard lifts logged: $(grep -c 'msg="threads under SCHED_IDLE starved' "$tmp/dlmd.log") (0: never lifted; logged at most once a minute)"
 	fi
 	for p in "${pids[@]}"; do chrt -a -b -p 0 "$p" >/dev/null; done
 }
