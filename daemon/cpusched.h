@@ -10,7 +10,8 @@
  * the program it serves computes does not preempt the program; it runs on
  * an idle CPU, or on the program's at the next tick.  normal: SCHED_OTHER.
  * idle: SCHED_IDLE, which runs only on CPU time other tasks leave (a
- * minimal share beside them): for nodes given to the program alone.
+ * minimal share beside them), with a guard (schedguard.h) that lifts the
+ * threads to SCHED_BATCH while other work starves them.
  */
 enum dlm_sched { DLM_SCHED_BATCH, DLM_SCHED_NORMAL, DLM_SCHED_IDLE };
 

@@ -71,7 +71,7 @@ else
 fi
 lifted=$(cat "$tmp/dlmd.log" "$tmp/ms.log" | grep -c 'msg="threads under SCHED_IDLE starved')
 if ((lifted >= 1)); then
-	ok "the guards lifted the starved daemons to SCHED_BATCH and said so: $(grep -ho 'tid=[0-9]* ran_ms=[0-9]* window_ms=[0-9]*' "$tmp/dlmd.log" "$tmp/ms.log" | head -1)"
+	ok "the guards lifted the starved daemons to SCHED_BATCH and said so: $(grep -ho 'tid=[0-9]* comm="[^"]*" ran_ms=[0-9]* window_ms=[0-9]*' "$tmp/dlmd.log" "$tmp/ms.log" | head -1)"
 else
 	notok "no starved thread was lifted"
 	diag "$tmp/dlmd.log"
