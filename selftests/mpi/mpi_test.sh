@@ -14,7 +14,9 @@
 # (--mpi-server-wait: auto sleeps here, where the job's 3 ranks are at
 # least as many as the CPUs, and would poll on a node with more; each MPI
 # runs the other too, with --sched idle, which every thread of the
-# three ranks must run under); a protocol the level does not allow, and a
+# three ranks but their starvation guards must run under, and which
+# beside two busy loops per CPU still moves pages, the guards lifting the
+# starved ranks); a protocol the level does not allow, and a
 # memfile that does not match the ranks, are refused with the fix named;
 # SIGTERM to rank 0 ends the whole job cleanly; a memory server rank
 # killed, or stopped, under load ends the job and the program within a
@@ -51,7 +53,7 @@ if [[ ! -d /sys/module/dlmem ]] && ! insmod "$ko"; then
 	echo "Bail out! cannot load $ko"
 	exit 1
 fi
-echo "1..$((16 * ${#impls[@]}))"
+echo "1..$((18 * ${#impls[@]}))"
 asan_timeouts
 trap 'asan_timeouts_restore; cleanup' EXIT
 
@@ -206,9 +208,31 @@ for impl in "${impls[@]}"; do
 		fi
 		rwcheck "$impl-$other-rw" "$impl --mpi-server-wait $other --sched idle: 16 MB, 64 KB pages, random, 2 threads" \
 			-t 16 -b 1024 -p 64 -a random -j 2
+		# Two busy loops per CPU at nice 0 starve the ranks under
+		# SCHED_IDLE: their guards must lift them, and pages move.
+		hogs=()
+		for ((c = 0; c < cpus * 2; c++)); do
+			taskset -c $((c % cpus)) bash -c 'while :; do :; done' &
+			hogs+=("$!")
+			pids+=("$!")
+		done
+		rwcheck "$impl-$other-hogs" "$impl --sched idle beside $((cpus * 2)) busy loops: 16 MB, 64 KB pages" \
+			-t 16 -b 1024 -p 64
+		kill -KILL "${hogs[@]}"
+		wait "${hogs[@]}" 2>/dev/null
+		lifted=$(grep -o 'prog=dlmd[-a-z0-9]* msg="threads under SCHED_IDLE starved' \
+			"$tmp/$impl-$other.log" | cut -d' ' -f1 | sort -u | tr '\n' ' ')
+		if [[ -n $lifted ]]; then
+			ok "$impl --sched idle beside busy loops: the starvation guards lifted the ranks ($lifted)"
+		else
+			notok "$impl --sched idle beside busy loops: no guard lifted a rank"
+			diag "$tmp/$impl-$other.log"
+		fi
 	else
 		notok "$impl --sched idle: no job"
 		notok "$impl --mpi-server-wait $other: no job to move data through"
+		notok "$impl --sched idle beside busy loops: no job"
+		notok "$impl --sched idle beside busy loops: no job to lift"
 		diag "$tmp/$impl-$other.log"
 	fi
 	kill -TERM "$RANK0" 2>/dev/null
