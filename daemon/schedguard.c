@@ -15,17 +15,18 @@
  * (state R) at every look for GUARD_WINDOW_MS that ran less than
  * 1/GUARD_SHARE of that time (schedstat) is being starved: beside two busy
  * loops per CPU the daemons' threads ran 0.2-0.6% of the time, while MPI
- * ranks that only take what Himeno leaves them ran 3-9% (a tenth, as
- * first tried, lifted them).  Starvation is
- * the node's, not the thread's: a request passes through several threads,
- * each of which would starve in turn.  So the guard lifts every thread of
- * the process to SCHED_BATCH, where each gets its fair share, for
- * GUARD_LIFT_MS, and then puts them all back (threads created meanwhile
- * included).  Starved again within a lift's length of the end of the last
- * one, they are lifted for twice as long, up to GUARD_LIFT_MAX_MS: a load
- * that stays keeps the daemon under SCHED_BATCH most of the time.  A
- * thread that sleeps while it has nothing to do, or that polls on a CPU no
- * one else wants, is never taken for starved.
+ * ranks that only take what Himeno leaves them ran 3-9% (a tenth, as first
+ * tried, lifted them).  Starvation is the node's, not the thread's: a
+ * request passes through several threads, each of which would starve in
+ * turn.  So the guard lifts every SCHED_IDLE thread of the process to
+ * SCHED_BATCH, where each gets its fair share, for GUARD_LIFT_MS, and then
+ * puts every SCHED_BATCH one back (threads created meanwhile included).
+ * Starved again within a lift's length of the end of the last one, they
+ * are lifted for twice as long, up to GUARD_LIFT_MAX_MS: a load that stays
+ * keeps the daemon under SCHED_BATCH most of the time.  A thread that
+ * sleeps while it has nothing to do, or that polls on a CPU no one else
+ * wants, is never taken for starved; one under another policy (a library's
+ * SCHED_FIFO thread, say) is left alone.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -153,16 +154,20 @@ static struct watched *find(pid_t tid)
 	return free_slot;
 }
 
-/* Every thread seen in this look (not the guard) under POLICY. */
-static void set_all(int policy)
+/* Every thread seen in this look (not the guard) under FROM, under TO. */
+static void set_all(int from, int to)
 {
 	struct watched *w;
+	char state;
+	int policy;
 
 	for (w = watched; w < watched + GUARD_THREADS; w++) {
 		if (!w->tid || !w->seen)
 			continue;
-		set_policy(w->tid, policy);	/* a thread gone: ESRCH */
 		w->runnable = 0;
+		/* A thread gone: no state, or ESRCH. */
+		if (!task_state(w->tid, &state, &policy) && policy == from)
+			set_policy(w->tid, to);
 	}
 }
 
@@ -191,7 +196,7 @@ static void lift(const struct watched *starved, uint64_t now, uint64_t ran)
 	     (int)starved->tid, comm, (unsigned long long)(ran / 1000000),
 	     (unsigned long long)(now - starved->since),
 	     (unsigned long long)lift_ms, lifts);
-	set_all(SCHED_BATCH);
+	set_all(SCHED_IDLE, SCHED_BATCH);
 	lifted_until = now + lift_ms;
 }
 
@@ -204,13 +209,9 @@ static void look(struct watched *w, uint64_t now)
 
 	if (task_state(w->tid, &state, &policy))
 		return;
-	if (policy != SCHED_IDLE) {
-		/* Created by a lifted thread as the lift ended. */
+	if (policy == SCHED_BATCH)	/* created by a lifted thread */
 		set_policy(w->tid, SCHED_IDLE);
-		w->runnable = 0;
-		return;
-	}
-	if (state != 'R') {
+	if (policy != SCHED_IDLE || state != 'R') {
 		w->runnable = 0;
 		return;
 	}
@@ -263,7 +264,7 @@ static void *guard(void *arg)
 			if (!w->seen)
 				w->tid = 0;
 		if (lifted_until && now >= lifted_until) {
-			set_all(SCHED_IDLE);
+			set_all(SCHED_BATCH, SCHED_IDLE);
 			lifted_until = 0;
 			lift_ended = now;
 		}
