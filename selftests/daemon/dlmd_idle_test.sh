@@ -38,14 +38,7 @@ else
 	diag "$tmp/dlmd.log"
 fi
 
-# Two busy loops per CPU, each pinned, at nice 0 under SCHED_OTHER.
-cpus=$(getconf _NPROCESSORS_ONLN)
-hogs=()
-for ((c = 0; c < cpus * 2; c++)); do
-	taskset -c $((c % cpus)) bash -c 'while :; do :; done' &
-	hogs+=("$!")
-	pids+=("$!")
-done
+start_hogs
 sleep 1
 
 # 16 MB through a 1 MB budget, 64 KB pages: 240 or more swap-ins, each a
@@ -55,7 +48,7 @@ timeout 300 "$rw" -t 16 -b 1024 -p 64 >"$tmp/rw.out" 2>&1
 rc=$?
 secs=$(($(date +%s) - start))
 if ((rc == 0)) && grep -q '^bad=0 .*swapins=[1-9]' "$tmp/rw.out"; then
-	ok "16 MB through 1 MB beside $((cpus * 2)) busy loops: every word intact, no SIGBUS ($(grep -o 'swapins=[0-9]*' "$tmp/rw.out"))"
+	ok "16 MB through 1 MB beside ${#HOGS[@]} busy loops: every word intact, no SIGBUS ($(grep -o 'swapins=[0-9]*' "$tmp/rw.out"))"
 else
 	notok "16 MB beside busy loops (exit $rc)"
 	diag "$tmp/rw.out"
@@ -78,8 +71,7 @@ else
 	diag "$tmp/ms.log"
 fi
 
-kill -KILL "${hogs[@]}"
-wait "${hogs[@]}" 2>/dev/null
+stop_hogs
 # A lift lasts 1 to 8 s (longer while the load stays).
 for ((i = 0; i < 100; i++)); do
 	pol=$(policies "$dlmd") pol1=$(policies "$ms")

@@ -112,6 +112,25 @@ policies() {
 	echo "threads=$(wc -l <"$tmp/policies")$guard"
 }
 
+# start_hogs: other CPU-bound work for the daemons to share the node with,
+# two busy loops per CPU, each pinned, at nice 0 under SCHED_OTHER; their
+# pids in HOGS (and pids, for the cleanup).  stop_hogs ends them.
+start_hogs() {
+	local c cpus
+	cpus=$(getconf _NPROCESSORS_ONLN)
+	HOGS=()
+	for ((c = 0; c < cpus * 2; c++)); do
+		taskset -c $((c % cpus)) bash -c 'while :; do :; done' &
+		HOGS+=("$!")
+		pids+=("$!")
+	done
+}
+
+stop_hogs() {
+	kill -KILL "${HOGS[@]}"
+	wait "${HOGS[@]}" 2>/dev/null
+}
+
 # start_dlmd NAME MEMFILE [ARGS...]: dlmd -f MEMFILE ARGS in the
 # background, logging to $tmp/NAME.log.  0 once it registered with the
 # kernel (DLMD_PID set); 1, its log shown, if it exited or did not

@@ -210,16 +210,10 @@ for impl in "${impls[@]}"; do
 			-t 16 -b 1024 -p 64 -a random -j 2
 		# Two busy loops per CPU at nice 0 starve the ranks under
 		# SCHED_IDLE: their guards must lift them, and pages move.
-		hogs=()
-		for ((c = 0; c < cpus * 2; c++)); do
-			taskset -c $((c % cpus)) bash -c 'while :; do :; done' &
-			hogs+=("$!")
-			pids+=("$!")
-		done
-		rwcheck "$impl-$other-hogs" "$impl --sched idle beside $((cpus * 2)) busy loops: 16 MB, 64 KB pages" \
+		start_hogs
+		rwcheck "$impl-$other-hogs" "$impl --sched idle beside ${#HOGS[@]} busy loops: 16 MB, 64 KB pages" \
 			-t 16 -b 1024 -p 64
-		kill -KILL "${hogs[@]}"
-		wait "${hogs[@]}" 2>/dev/null
+		stop_hogs
 		lifted=$(grep -o 'prog=dlmd[-a-z0-9]* msg="threads under SCHED_IDLE starved' \
 			"$tmp/$impl-$other.log" | cut -d' ' -f1 | sort -u | tr '\n' ' ')
 		if [[ -n $lifted ]]; then
