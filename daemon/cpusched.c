@@ -22,10 +22,10 @@
  * (Documentation/benchmarks.rst).  On a machine with other CPU-bound work
  * the daemons then crawl, and a request the kernel waits on longer than
  * its request_timeout_ms would fail (SIGBUS).  So SCHED_IDLE comes with a
- * guard (schedguard.c) that lifts a starved thread to SCHED_BATCH for a
- * while.  Any thread may switch to SCHED_IDLE; switching back needs
- * privilege (or RLIMIT_NICE), which dlmd, as root, has: without it the
- * policy runs unguarded, and says so.
+ * guard (schedguard.c) that lifts the threads to SCHED_BATCH while other
+ * work starves them.  Any thread may switch to SCHED_IDLE; switching back
+ * needs privilege (or RLIMIT_NICE), which dlmd, as root, has: without it
+ * the policy runs unguarded, and says so.
  */
 #include <errno.h>
 #include <sched.h>

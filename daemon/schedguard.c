@@ -19,11 +19,16 @@
  * tried, lifted them).  Starvation is the node's, not the thread's: a
  * request passes through several threads, each of which would starve in
  * turn.  So the guard lifts every SCHED_IDLE thread of the process to
- * SCHED_BATCH, where each gets its fair share, for GUARD_LIFT_MS, and then
- * puts every SCHED_BATCH one back (threads created meanwhile included).
- * Starved again within a lift's length of the end of the last one, they
- * are lifted for twice as long, up to GUARD_LIFT_MAX_MS: a load that stays
- * keeps the daemon under SCHED_BATCH most of the time.  A thread that
+ * SCHED_BATCH, where each gets its fair share, and keeps them there while
+ * the load lasts: at least GUARD_LIFT_MS, and then for as long as the
+ * node's CPUs were less than GUARD_IDLE_PCT idle over the last
+ * GUARD_LIFT_MS (/proc/stat).  Then it puts every SCHED_BATCH one back
+ * (threads created meanwhile included).  Going back and forth while the
+ * load stays would not do: on CFS (6.1) a thread's virtual runtime grows
+ * 341 times faster under SCHED_IDLE than under SCHED_BATCH, so the few ms
+ * it runs once put back leave it, lifted again, seconds behind the busy
+ * loops in the run queue (an MPI read then outlived dlmd's 2.5 s I/O
+ * timeout in 3 of 4 MPICH runs of mpi_test's check).  A thread that
  * sleeps while it has nothing to do, or that polls on a CPU no one else
  * wants, is never taken for starved; one under another policy (a library's
  * SCHED_FIFO thread, say) is left alone.
@@ -48,7 +53,7 @@
 #define GUARD_WINDOW_MS		250
 #define GUARD_SHARE		50
 #define GUARD_LIFT_MS		1000
-#define GUARD_LIFT_MAX_MS	8000
+#define GUARD_IDLE_PCT		10
 #define GUARD_LOG_EVERY_MS	60000
 #define GUARD_THREADS		256
 
@@ -64,8 +69,7 @@ static struct watched watched[GUARD_THREADS];
 
 /* The lifts: only the guard thread touches these. */
 static uint64_t lifted_until;	/* ms; 0: not lifted */
-static uint64_t lift_ended;	/* ms: the end of the last lift */
-static uint64_t lift_ms = GUARD_LIFT_MS;
+static uint64_t cpu_idle0, cpu_total0;	/* /proc/stat at the last check */
 static uint64_t logged;		/* ms: the last lift logged */
 static unsigned long lifts;
 
@@ -130,6 +134,39 @@ static uint64_t task_ran(pid_t tid)
 	return strtoull(buf, NULL, 10);
 }
 
+/*
+ * Were the node's CPUs busy (less than GUARD_IDLE_PCT idle, iowait
+ * counted as idle) since the last call?  The first line of /proc/stat.
+ */
+static int node_busy(void)
+{
+	unsigned long long v[8] = { 0 };
+	uint64_t idle, total = 0;
+	char buf[512];
+	int fd, busy, i;
+	ssize_t got;
+
+	fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return 1;
+	buf[got] = '\0';
+	if (sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 4)
+		return 1;
+	for (i = 0; i < 8; i++)
+		total += v[i];
+	idle = v[3] + v[4];
+	busy = (idle - cpu_idle0) * 100 <
+	       (total - cpu_total0) * GUARD_IDLE_PCT;
+	cpu_idle0 = idle;
+	cpu_total0 = total;
+	return busy;
+}
+
 static int set_policy(pid_t tid, int policy)
 {
 	struct sched_param sp = { .sched_priority = 0 };
@@ -177,12 +214,6 @@ static void lift(const struct watched *starved, uint64_t now, uint64_t ran)
 	enum dlog_level level = DLOG_DEBUG;	/* but the first a minute */
 	char comm[32];
 
-	/* Starved again soon after the last lift: the load stays. */
-	if (lift_ended && now - lift_ended < lift_ms)
-		lift_ms = lift_ms * 2 > GUARD_LIFT_MAX_MS ? GUARD_LIFT_MAX_MS :
-			  lift_ms * 2;
-	else
-		lift_ms = GUARD_LIFT_MS;
 	lifts++;
 	if (read_task(starved->tid, "comm", comm, sizeof(comm)))
 		strcpy(comm, "?");
@@ -191,13 +222,13 @@ static void lift(const struct watched *starved, uint64_t now, uint64_t ran)
 		level = DLOG_WARN;
 		logged = now;
 	}
-	dlog(level, "threads under SCHED_IDLE starved by other CPU-bound work: all lifted to SCHED_BATCH for a while (--sched batch keeps the daemon there)",
-	     "tid=%d comm=\"%s\" ran_ms=%llu window_ms=%llu lift_ms=%llu lifts=%lu",
+	dlog(level, "threads under SCHED_IDLE starved by other CPU-bound work: all lifted to SCHED_BATCH while it lasts (--sched batch keeps the daemon there)",
+	     "tid=%d comm=\"%s\" ran_ms=%llu window_ms=%llu lifts=%lu",
 	     (int)starved->tid, comm, (unsigned long long)(ran / 1000000),
-	     (unsigned long long)(now - starved->since),
-	     (unsigned long long)lift_ms, lifts);
+	     (unsigned long long)(now - starved->since), lifts);
 	set_all(SCHED_IDLE, SCHED_BATCH);
-	lifted_until = now + lift_ms;
+	node_busy();	/* the baseline of the first check */
+	lifted_until = now + GUARD_LIFT_MS;
 }
 
 /* One look at thread W while none is lifted. */
@@ -264,9 +295,14 @@ static void *guard(void *arg)
 			if (!w->seen)
 				w->tid = 0;
 		if (lifted_until && now >= lifted_until) {
-			set_all(SCHED_BATCH, SCHED_IDLE);
-			lifted_until = 0;
-			lift_ended = now;
+			if (node_busy()) {
+				lifted_until = now + GUARD_LIFT_MS;
+			} else {
+				log_debug("the node has idle CPU time again: threads back under SCHED_IDLE",
+					  "lifts=%lu", lifts);
+				set_all(SCHED_BATCH, SCHED_IDLE);
+				lifted_until = 0;
+			}
 		}
 		for (w = watched; w < watched + GUARD_THREADS && !lifted_until;
 		     w++)

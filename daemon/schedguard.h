@@ -12,10 +12,10 @@
  * Start the guard: a thread, under the caller's policy at the time of the
  * call (SCHED_BATCH), that every GUARD_PERIOD_MS looks at the process's
  * other threads and, when a SCHED_IDLE one is starved (runnable all along
- * yet hardly run), lifts all the SCHED_IDLE ones to SCHED_BATCH for a
- * while.  The caller must be able to leave SCHED_IDLE (privilege or
- * RLIMIT_NICE) and should switch to it afterwards.  The thread blocks
- * every signal.  0, or -1 (logged).
+ * yet hardly run), lifts all the SCHED_IDLE ones to SCHED_BATCH until the
+ * node's CPUs have idle time again.  The caller must be able to leave
+ * SCHED_IDLE (privilege or RLIMIT_NICE) and should switch to it
+ * afterwards.  The thread blocks every signal.  0, or -1 (logged).
  */
 int sched_guard_start(void);
 
