@@ -19,14 +19,7 @@
 set -uo pipefail
 # shellcheck source=selftests/daemon/lib.sh
 . "$(dirname "$0")/lib.sh"
-rw=${DLM_RW:-$build/selftests/remote/dlm_rw}
-
-echo "TAP version 13"
-if [[ $(id -u) != 0 || ! -c /dev/dlm ]]; then
-	echo "1..0 # SKIP needs root and dlmem.ko loaded (run it with vm-images/vm-run)"
-	exit 4
-fi
-need "$bin/dlmd" "$bin/dlm-memserver" "$rw"
+vm_test_start
 transport=${DLM_REPLICA_TRANSPORT:-tcp}
 listen=${DLM_REPLICA_LISTEN:-127.0.0.1}
 connect=${DLM_REPLICA_CONNECT:-127.0.0.1}

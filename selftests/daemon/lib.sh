@@ -46,6 +46,20 @@ need() {
 	done
 }
 
+# vm_test_start: for a test of a running dlmd (the VM): sets rw (dlm_rw,
+# ${DLM_RW} if set) and prints the TAP header; skips the test (exit 4)
+# without root or dlmem.ko loaded, bails out unless dlmd, dlm-memserver
+# and dlm_rw were built.
+vm_test_start() {
+	rw=${DLM_RW:-$build/selftests/remote/dlm_rw}
+	echo "TAP version 13"
+	if [[ $(id -u) != 0 || ! -c /dev/dlm ]]; then
+		echo "1..0 # SKIP needs root and dlmem.ko loaded (run it with vm-images/vm-run)"
+		exit 4
+	fi
+	need "$bin/dlmd" "$bin/dlm-memserver" "$rw"
+}
+
 # with_asan FILE: 0 if FILE links AddressSanitizer (make check-asan).
 # The output is captured, not piped into grep -q: under pipefail ldd can
 # die of SIGPIPE after grep's first match (Documentation/testing.rst).
