@@ -240,7 +240,12 @@ static void look(struct watched *w, uint64_t now)
 
 	if (task_state(w->tid, &state, &policy))
 		return;
-	if (policy == SCHED_BATCH)	/* created by a lifted thread */
+	/*
+	 * Created by a lifted thread while the others were put back; before
+	 * the first lift a thread under SCHED_BATCH was not the guard's doing
+	 * (dlm_sched_apply() could not go back to SCHED_IDLE, say): leave it.
+	 */
+	if (policy == SCHED_BATCH && lifts)
 		set_policy(w->tid, SCHED_IDLE);
 	if (policy != SCHED_IDLE || state != 'R') {
 		w->runnable = 0;

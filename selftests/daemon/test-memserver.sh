@@ -13,7 +13,7 @@ set -uo pipefail
 need "$bin/dlm-memserver" "$tests/memserver-client"
 ms=$bin/dlm-memserver
 echo "TAP version 13"
-echo "1..$((12 + 20))"
+echo "1..$((12 + 21))"
 
 # served_policies PID: policies (lib.sh) of server PID once a connection
 # thread has joined its main thread (up to 5 s), in $pol.
@@ -133,6 +133,14 @@ MS_EXTRA=(--sched idle)
 if start_memserver idle 8 wait; then
 	exec 3<>"/dev/tcp/127.0.0.1/$MS_PORT"
 	served_policies "$MS_PID"	# its connection thread too
+	# A thread put under SCHED_BATCH by someone else before any lift
+	# is not the guard's to move back: six looks later it is still
+	# there, beside the connection thread under SCHED_IDLE.
+	polb=
+	if [[ $(id -u) == 0 ]] && chrt -b -p 0 "$MS_PID"; then
+		sleep 0.3
+		polb=$(policies "$MS_PID")
+	fi
 	exec 3>&-
 	kill "$MS_PID"
 	wait "$MS_PID"
@@ -144,8 +152,16 @@ if start_memserver idle 8 wait; then
 		grep -q 'msg="listening" .* sched=idle ' "$tmp/idle.log" &&
 		ok "--sched idle: every thread SCHED_IDLE but the guard ($pol), logged" ||
 		notok "--sched idle: policies $pol"
+	if [[ $(id -u) != 0 ]]; then
+		skip "--sched idle: a thread moved to SCHED_BATCH by hand (needs root)"
+	elif [[ $polb == "3 5 threads=2 guard=3" ]]; then
+		ok "--sched idle: the guard leaves a thread moved to SCHED_BATCH by hand alone ($polb)"
+	else
+		notok "--sched idle: the guard moved a thread put under SCHED_BATCH by hand ($polb)"
+	fi
 else
 	notok "--sched idle: the server starts"
+	notok "--sched idle: the server starts (thread moved by hand)"
 fi
 # A server that may not leave SCHED_IDLE again cannot lift a starved
 # thread: it runs without the guard and says what would give it one.
