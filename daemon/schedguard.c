@@ -21,8 +21,9 @@
  * turn.  So the guard lifts every SCHED_IDLE thread of the process to
  * SCHED_BATCH, where each gets its fair share, and keeps them there while
  * the load lasts: at least GUARD_LIFT_MS, and then for as long as the
- * node's CPUs were less than GUARD_IDLE_PCT idle over the last
- * GUARD_LIFT_MS (/proc/stat).  Then it puts every SCHED_BATCH one back
+ * CPUs it may run on (its affinity: all of a node's, or a job's share)
+ * were less than GUARD_IDLE_PCT idle over the last GUARD_LIFT_MS
+ * (/proc/stat).  Then it puts every SCHED_BATCH one back
  * (threads created meanwhile included).  Going back and forth while the
  * load stays would not do: on CFS (6.1) a thread's virtual runtime grows
  * 341 times faster under SCHED_IDLE than under SCHED_BATCH, so the few ms
@@ -69,7 +70,7 @@ static struct watched watched[GUARD_THREADS];
 
 /* The lifts: only the guard thread touches these. */
 static uint64_t lifted_until;	/* ms; 0: not lifted */
-static uint64_t cpu_idle0, cpu_total0;	/* /proc/stat at the last check */
+static uint64_t cpu_idle0, cpu_total0;	/* cpus_busy()'s last sums */
 static uint64_t logged;		/* ms: the last lift logged */
 static unsigned long lifts;
 
@@ -135,33 +136,46 @@ static uint64_t task_ran(pid_t tid)
 }
 
 /*
- * Were the node's CPUs busy (less than GUARD_IDLE_PCT idle, iowait
- * counted as idle) since the last call?  The first line of /proc/stat.
+ * Were the CPUs this process may run on busy (less than GUARD_IDLE_PCT
+ * idle, iowait counted as idle) since the last call?  Their "cpuN" lines
+ * of /proc/stat, the guard's own affinity standing for the process's: a
+ * job confined to some of a node's CPUs (taskset, a batch system's cpuset)
+ * is starved by the load on those, while the others may idle.  Without
+ * its affinity (more CPUs than a cpu_set_t holds), every CPU counts.  A
+ * sum that went back (a CPU gone offline, the affinity changed) counts as
+ * busy: the next call has a new baseline.
  */
-static int node_busy(void)
+static int cpus_busy(void)
 {
-	unsigned long long v[8] = { 0 };
-	uint64_t idle, total = 0;
-	char buf[512];
-	int fd, busy, i;
-	ssize_t got;
+	unsigned long long v[8];
+	uint64_t idle = 0, total = 0;
+	int all, busy, cpu, i;
+	char line[512];
+	cpu_set_t mine;
+	FILE *f;
 
-	fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	all = sched_getaffinity(0, sizeof(mine), &mine) != 0;
+	f = fopen("/proc/stat", "re");
+	if (!f)
 		return 1;
-	got = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (got <= 0)
-		return 1;
-	buf[got] = '\0';
-	if (sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
-		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 4)
-		return 1;
-	for (i = 0; i < 8; i++)
-		total += v[i];
-	idle = v[3] + v[4];
-	busy = (idle - cpu_idle0) * 100 <
-	       (total - cpu_total0) * GUARD_IDLE_PCT;
+	/* "cpu " (the sum), then one line per online CPU, then the rest. */
+	while (fgets(line, sizeof(line), f) && !strncmp(line, "cpu", 3)) {
+		if (line[3] < '0' || line[3] > '9')
+			continue;	/* the sum */
+		memset(v, 0, sizeof(v));
+		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu",
+			   &cpu, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+			   &v[6], &v[7]) < 5 || cpu < 0)
+			continue;
+		if (!all && (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &mine)))
+			continue;
+		for (i = 0; i < 8; i++)
+			total += v[i];
+		idle += v[3] + v[4];
+	}
+	fclose(f);
+	busy = total <= cpu_total0 || idle < cpu_idle0 ||
+	       (idle - cpu_idle0) * 100 < (total - cpu_total0) * GUARD_IDLE_PCT;
 	cpu_idle0 = idle;
 	cpu_total0 = total;
 	return busy;
@@ -227,7 +241,7 @@ static void lift(const struct watched *starved, uint64_t now, uint64_t ran)
 	     (int)starved->tid, comm, (unsigned long long)(ran / 1000000),
 	     (unsigned long long)(now - starved->since), lifts);
 	set_all(SCHED_IDLE, SCHED_BATCH);
-	node_busy();	/* the baseline of the first check */
+	cpus_busy();	/* the baseline of the first check */
 	lifted_until = now + GUARD_LIFT_MS;
 }
 
@@ -300,7 +314,7 @@ static void *guard(void *arg)
 			if (!w->seen)
 				w->tid = 0;
 		if (lifted_until && now >= lifted_until) {
-			if (node_busy()) {
+			if (cpus_busy()) {
 				lifted_until = now + GUARD_LIFT_MS;
 			} else {
 				log_debug("the node has idle CPU time again: threads back under SCHED_IDLE",

@@ -126,14 +126,28 @@ policies() {
 	echo "threads=$(wc -l <"$tmp/policies")$guard"
 }
 
-# start_hogs: other CPU-bound work for the daemons to share the node with,
-# two busy loops per CPU, each pinned, at nice 0 under SCHED_OTHER; their
-# pids in HOGS (and pids, for the cleanup).  stop_hogs ends them.
+# guard_prompt: 0 on a kernel from 6.6 (EEVDF) on, where the starvation
+# guard's lift of a thread under SCHED_IDLE takes effect at once; before
+# (CFS) the thread keeps the virtual runtime it ran up and may wait seconds
+# more (daemon/cpusched.c), so the tests of a bounded delay beside busy
+# loops are skipped there, with GUARD_WHY as the reason.
+guard_prompt() {
+	local major minor
+	IFS=. read -r major minor _ <<<"$(uname -r)"
+	GUARD_WHY="on $(uname -r) (CFS, before 6.6) a thread the guard lifts may wait seconds more (the daemons warn): see daemon/README.md, CPU policy"
+	((major > 6 || (major == 6 && minor >= 6)))
+}
+
+# start_hogs [CPU]: other CPU-bound work for the daemons to share the node
+# with, two busy loops per CPU (or two on CPU only), each pinned, at nice 0
+# under SCHED_OTHER; their pids in HOGS (and pids, for the cleanup).
+# stop_hogs ends them.
 start_hogs() {
 	local c cpus
 	cpus=$(getconf _NPROCESSORS_ONLN)
 	HOGS=()
 	for ((c = 0; c < cpus * 2; c++)); do
+		[[ -n ${1:-} && $((c % cpus)) != "$1" ]] && continue
 		taskset -c $((c % cpus)) bash -c 'while :; do :; done' &
 		HOGS+=("$!")
 		pids+=("$!")
