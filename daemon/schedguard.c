@@ -16,7 +16,7 @@
  * 1/GUARD_SHARE of that time (schedstat) is being starved: beside two busy
  * loops per CPU the daemons' threads ran 0.2-0.6% of the time, while MPI
  * ranks that only take what Himeno leaves them ran 3-9% (a tenth, as first
- * tried, lifted them).  Starvation is the node's, not the thread's: a
+ * tried, lifted them).  Starvation is the CPUs', not the thread's: a
  * request passes through several threads, each of which would starve in
  * turn.  So the guard lifts every SCHED_IDLE thread of the process to
  * SCHED_BATCH, where each gets its fair share, and keeps them there while
@@ -317,7 +317,7 @@ static void *guard(void *arg)
 			if (cpus_busy()) {
 				lifted_until = now + GUARD_LIFT_MS;
 			} else {
-				log_debug("the node has idle CPU time again: threads back under SCHED_IDLE",
+				log_debug("the CPUs it may run on have idle time again: threads back under SCHED_IDLE",
 					  "lifts=%lu", lifts);
 				set_all(SCHED_BATCH, SCHED_IDLE);
 				lifted_until = 0;

@@ -13,7 +13,7 @@
  * call (SCHED_BATCH), that every GUARD_PERIOD_MS looks at the process's
  * other threads and, when a SCHED_IDLE one is starved (runnable all along
  * yet hardly run), lifts all the SCHED_IDLE ones to SCHED_BATCH until the
- * node's CPUs have idle time again.  The caller must be able to leave
+ * CPUs it may run on have idle time again.  The caller must be able to leave
  * SCHED_IDLE (privilege or RLIMIT_NICE) and should switch to it
  * afterwards.  The thread blocks every signal.  0, or -1 (logged).
  */
