@@ -32,9 +32,9 @@
  * keeps the virtual runtime it ran up under SCHED_IDLE, 341 times its CPU
  * time, so a lifted thread that ran a few ms beside other work may wait
  * seconds more for its first slice.  Beside busy loops 7 of 36 runs of
- * dlmd_idle_test on 6.1 failed, a request outliving request_timeout_ms
- * (0 to 3 in a boot of 6), none of 7 on 6.12.  On such a kernel the
- * daemons say so.
+ * dlmd_idle_test on 6.1 failed (0 to 3 in a boot of 6; six times a
+ * request outlived request_timeout_ms, once a space was not created),
+ * none of 7 on 6.12.  On such a kernel the daemons say so.
  */
 #include <errno.h>
 #include <sched.h>
