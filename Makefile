@@ -44,7 +44,7 @@ KSFT_INC	:= $(O)/kselftest
 .PHONY: all modules user help deps check check-native check-vm check-vm-new check-debug check-asan lint \
 	sparse checkpatch dkms-test intree-test demo bench bench-mpi bench-verbs bench-fmpl \
 	bench-replicas soak \
-	bench-umode bench-awgstar bench-cpu \
+	bench-umode bench-awgstar bench-cpu bench-wakeup \
 	install install-udev clean
 
 all: modules user
@@ -73,6 +73,8 @@ help:
 	@echo '                  kernel and MPI swap protocols side by side (BENCH_MPI_ARGS)'
 	@echo 'make bench-cpu    Himeno at 7% local over tcp, daemons --sched batch and normal, vs'
 	@echo '                  all-local: CPU busy/idle and run-queue waits per thread (BENCH_CPU_ARGS)'
+	@echo 'make bench-wakeup what a wake-up on the program'"'"'s CPU costs it (a sleeper beside'
+	@echo '                  all-local Himeno) and how many each transport brings (BENCH_WAKEUP_ARGS)'
 	@echo 'make bench-verbs  perftest ib_read_bw/ib_write_bw beside the triad over verbs, tcp'
 	@echo '                  and MPI on soft-RoCE, in a VM (BENCH_VERBS_ARGS)'
 	@echo 'make bench-fmpl   OSU-style latency, bandwidth, pre-posted receives and collectives:'
@@ -306,6 +308,13 @@ bench-cpu: deps
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 3600 --out $(RESULTS)/vm-bench-cpu -- \
 		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench SCHEDS="$(SCHEDS)" \
 		selftests/bench/cpu.sh $(BENCH_CPU_ARGS)
+
+BENCH_WAKEUP_ARGS ?= 7 5
+bench-wakeup: deps
+	@$(MAKE) --no-print-directory all
+	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 3600 --out $(RESULTS)/vm-bench-wakeup -- \
+		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
+		selftests/bench/wakeup.sh $(BENCH_WAKEUP_ARGS)
 
 bench-verbs: deps
 	@$(MAKE) --no-print-directory all

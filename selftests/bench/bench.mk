@@ -21,6 +21,13 @@ $(BENCH_O)/xfer_bench: selftests/bench/xfer_bench.c \
 	$(CC) $(DAEMON_CFLAGS) $(DAEMON_VERBS_FLAGS) -Idaemon -o $@ $^ \
 		$(DAEMON_VERBS_LIBS)
 
+# wakeup.sh's neighbour on the program's CPU.
+$(BENCH_O)/sleeper: selftests/bench/sleeper.c
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Wextra -o $@ $<
+
+USER_TARGETS	+= $(BENCH_O)/sleeper
+
 # The Himeno-style benchmark uses libdlm (static, like the selftests).
 $(BENCH_O)/himeno: selftests/bench/himeno.c userlib/include/dlm.h $(O)/lib/libdlm.a
 	@mkdir -p $(dir $@)

@@ -3,7 +3,8 @@
 #
 # Native test of the benchmark scripts' argument checks (make check): bad
 # ARRAY_MB, ITERATIONS and PERCENT (and stream.sh's XFER_RUNS, mpi.sh's
-# ROUNDS, SPLIT and IDLE) end each script with status 2 and a message
+# ROUNDS, SPLIT and IDLE, wakeup.sh's PERCENT, ROUNDS, WAKE_US and
+# TRANSPORTS) end each script with status 2 and a message
 # before it needs root or touches the machine; lib.sh's himeno_budget_ok
 # refuses a Himeno budget under 20 DLM pages and names the HIMENO_PAGE_KB
 # that fits, and its wait_registered gives up on a dlmd that does not
@@ -55,7 +56,7 @@ bad() {
 }
 
 echo "TAP version 13"
-echo "1..60"
+echo "1..71"
 
 for s in stream.sh mpi.sh verbs.sh umode.sh replicas.sh; do
 	bad "$s" "PERCENT '7.5'" 32 3 7.5
@@ -68,10 +69,14 @@ bad mpi.sh "not '32' and '-1'" 32 -1
 ROUNDS=0 bad mpi.sh "ROUNDS must be a positive integer" 32 3 7
 SPLIT=2 bad mpi.sh "SPLIT must be 0 or 1" 32 3 7
 IDLE=x bad mpi.sh "IDLE must be 0 or 1" 32 3 7
+bad wakeup.sh "PERCENT must be 1-99" 100
+bad wakeup.sh "ROUNDS must be a positive integer" 7 0
+WAKE_US=0 bad wakeup.sh "WAKE_US must be 1-10000000" 7
+TRANSPORTS="tcp udp" bad wakeup.sh "TRANSPORTS 'udp'" 7
 
 # The programs: --help on stdout with status 0, a bad option on stderr
 # with status 2 (osu-fmpl stands for its MPI builds: the same source).
-for p in stream himeno xfer_bench osu-fmpl; do
+for p in stream himeno xfer_bench osu-fmpl sleeper; do
 	out=$("$bench/$p" --help 2>"$tmp/err")
 	rc=$?
 	check "$p --help: status 0, usage on stdout, nothing on stderr" \
@@ -82,6 +87,9 @@ for p in stream himeno xfer_bench osu-fmpl; do
 	check "$p --no-such-option: status 2, usage on stderr" \
 		test "$rc" = 2 -a "${out/usage: /}" != "$out"
 done
+out=$("$bench/sleeper" 0 2>&1)
+check "sleeper 0: status 2, names the range" \
+	test $? = 2 -a "${out/*"from 1 to 10000000"*/x}" = x
 # umode_bench hands its arguments to dlm_startup() first, which needs the
 # module (absent natively): --help must be answered before that.
 out=$("$bench/umode_bench" --help 2>"$tmp/err")
