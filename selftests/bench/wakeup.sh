@@ -17,9 +17,10 @@
 #                HIMENO_PAGE_KB) over each of TRANSPORTS (default "tcp
 #                openmpi mpich"; tcp: dlmd + two dlm-memservers on
 #                127.0.0.1, MPI: mpirun -np 3 dlmd), ROUNDS runs each, with
-#                Himeno's context switches; each transport's extra switches
-#                over tcp's, at the SCHED_OTHER price, against its extra
-#                time over tcp's
+#                Himeno's context switches (and of them the involuntary
+#                ones, where another thread took its CPU); each
+#                transport's extra switches over tcp's, at the SCHED_OTHER
+#                price, against its extra time over tcp's
 #
 # Every run must reproduce the all-local residual bit for bit.  Under TCG
 # a wake-up costs the program about a tenth of a millisecond of emulated
@@ -67,12 +68,14 @@ mkdir -p "$out"
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 csv=$out/wakeup.csv
-echo "kind,label,run_s,switches,user_s,sys_s" >"$csv"
+echo "kind,label,run_s,switches,voluntary,involuntary,user_s,sys_s" >"$csv"
 
 # run KIND LABEL CMD...: one Himeno run, its time and context switches
-# (the rusage of the process, read by wait4) into the CSV; output in $last.
+# (the rusage of the process, read by wait4: voluntary ones, where it
+# waited, e.g. for a page, and involuntary ones, where another thread took
+# its CPU) into the CSV; output in $last.
 run() {
-	local kind=$1 label=$2 line rc=0 sw us ss
+	local kind=$1 label=$2 line rc=0 vol inv us ss
 	shift 2
 	last=
 	line=$(timeout "$per_run_timeout" /usr/bin/python3 -c '
@@ -80,18 +83,18 @@ import os, subprocess, sys
 p = subprocess.Popen(sys.argv[2:])
 _, st, ru = os.wait4(p.pid, 0)
 with open(sys.argv[1], "w") as f:
-    f.write(f"{ru.ru_nvcsw + ru.ru_nivcsw} {ru.ru_utime:.3f} {ru.ru_stime:.3f}\n")
+    f.write(f"{ru.ru_nvcsw} {ru.ru_nivcsw} {ru.ru_utime:.3f} {ru.ru_stime:.3f}\n")
 sys.exit(os.waitstatus_to_exitcode(st))' "$tmp/ru" "$@" 2>>"$tmp/progress") || rc=$?
 	if ((rc != 0)) || [[ $line != *"bad=0"* ]]; then
 		say "$kind $label: FAILED (status $rc): $line"
 		tail -3 "$tmp/progress" >&2
 		return 1
 	fi
-	read -r sw us ss <"$tmp/ru"
+	read -r vol inv us ss <"$tmp/ru"
 	last=$line
 	line=$(sed -n 's/.*run_s=\([0-9.]*\).*/\1/p' <<<"$line")
-	echo "$kind,$label,$line,$sw,$us,$ss" >>"$csv"
-	say "$kind $label: run_s=$line switches=$sw user_s=$us sys_s=$ss"
+	echo "$kind,$label,$line,$((vol + inv)),$vol,$inv,$us,$ss" >>"$csv"
+	say "$kind $label: run_s=$line switches=$((vol + inv)) (involuntary $inv) user_s=$us sys_s=$ss"
 }
 
 # ---- all-local reference and the sleeper beside it -------------------------------
@@ -187,22 +190,23 @@ for label, what in (('other', f'a {wake} us sleeper, SCHED_OTHER'),
 print()
 print(f"Himeno at {pct}% local, medians (price of a switch: "
       + (f"{price:.3f} ms)" if price else "not measured)"))
-print(f"{'transport':<11}{'n':>3}{'time s':>8}{'switches':>10}{'extra':>7}"
+print(f"{'transport':<11}{'n':>3}{'time s':>8}{'switches':>10}{'invol.':>8}{'extra':>7}"
       f"{'extra s':>9}{'est. s':>8}{'share':>7}")
 tt, _ = med('dlm', 'tcp', 'run_s')
 ts, _ = med('dlm', 'tcp', 'switches')
 for tr in ('tcp', 'openmpi', 'mpich'):
     t, k = med('dlm', tr, 'run_s')
     s, _ = med('dlm', tr, 'switches')
+    i, _ = med('dlm', tr, 'involuntary')
     if t is None:
         continue
     if tr == 'tcp' or tt is None or price is None:
-        print(f"{tr:<11}{k:3d}{t:8.3f}{s:10.0f}")
+        print(f"{tr:<11}{k:3d}{t:8.3f}{s:10.0f}{i:8.0f}")
         continue
     est = (s - ts) * price / 1000
     gap = t - tt
     share = f"{est / gap:7.2f}" if gap > 0 else f"{'-':>7}"
-    print(f"{tr:<11}{k:3d}{t:8.3f}{s:10.0f}{s - ts:7.0f}{gap:9.3f}{est:8.3f}{share}")
-print("(extra: over tcp; extra s: time over tcp's; est. s: the extra switches"
-      " at the price above; share: est. s over extra s)")
+    print(f"{tr:<11}{k:3d}{t:8.3f}{s:10.0f}{i:8.0f}{s - ts:7.0f}{gap:9.3f}{est:8.3f}{share}")
+print("(invol.: involuntary switches, another thread took Himeno's CPU; extra: switches over tcp's;")
+print(" extra s: time over tcp's; est. s: the extra switches at the price above; share: est. s over extra s)")
 PY
