@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# shellcheck disable=SC2154 # $tmp and $job belong to the sourcing script
+# shellcheck disable=SC2154 # $tmp, $job, $bin, $srvmb, $pin: the sourcing script's
 #
 # lib.sh - helpers shared by the benchmark scripts (sourced).  For those
 # that start dlmd: its log is $tmp/dlmd.log; $job is the dlmd (or mpirun)
-# started in the background.  Every sourcing script defines say(), which
-# prints progress.
+# started in the background; $bin is the build directory.  Every sourcing
+# script defines say(), which prints progress.
 
 # stop_servers: dlmd, then every process in $pids, which is emptied.
 stop_servers() {
@@ -131,4 +131,41 @@ stop_dlmd() {
 		wait "$job" 2>/dev/null || true
 	fi
 	job=
+}
+
+# start_dlmd TRANSPORT [DLMD-ARGS...]: dlmd for TRANSPORT (tcp, openmpi,
+# mpich) with its stats in $tmp/stats.json, under ${pin[@]} (a taskset,
+# or empty); for tcp the first call also starts two memory servers of
+# $srvmb MB (into $pids), which later calls reuse.
+start_dlmd() {
+	local tr=$1
+	shift
+	rm -f "$tmp/stats.json" "$tmp/dlmd.log"
+	case $tr in
+	tcp)
+		if [[ ! -s $tmp/tcp.mem ]]; then
+			for port in 7301 7302; do
+				"$bin/bin/dlm-memserver" --listen 127.0.0.1:$port \
+					--size "$srvmb" --log-level warn &
+				pids+=($!)
+			done
+			printf '%s\n%s 127.0.0.1:7301\n%s 127.0.0.1:7302\n' \
+				"$srvmb" "$srvmb" "$srvmb" >"$tmp/tcp.mem"
+			sleep 1
+		fi
+		"${pin[@]}" "$bin/bin/dlmd" -f "$tmp/tcp.mem" \
+			--stats-file "$tmp/stats.json" --stats-interval 0 "$@" \
+			2>"$tmp/dlmd.log" &
+		;;
+	openmpi|mpich)
+		printf '%s\n%s\n%s\n' "$srvmb" "$srvmb" "$srvmb" >"$tmp/mpi.mem"
+		mpi_launch "$tr"
+		"${pin[@]}" "${LAUNCH[@]}" "$bin/bin/dlmd" -f "$tmp/mpi.mem" \
+			--stats-file "$tmp/stats.json" --stats-interval 0 "$@" \
+			>"$tmp/dlmd.log" 2>&1 &
+		;;
+	esac
+	job=$!
+	wait_registered "$tr" || return 1
+	grep -o 'protocol=[a-z0-9]*' "$tmp/dlmd.log" | head -1 >&2 || true
 }

@@ -124,41 +124,7 @@ srvmb=$(( (3 * mb > $(mb_of 100) ? 3 * mb : $(mb_of 100)) + 8 ))
 [[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
 params=/sys/module/dlmem/parameters
 
-# start_daemon TRANSPORT [DLMD-ARGS...]: dlmd (and servers) for TRANSPORT,
-# under ${pin[@]} (a taskset for the split runs, else empty).
-pin=()
-start_daemon() {
-	local tr=$1
-	shift
-	rm -f "$tmp/stats.json" "$tmp/dlmd.log"
-	case $tr in
-	tcp)
-		if [[ ! -s $tmp/tcp.mem ]]; then
-			for port in 7301 7302; do
-				"$bin/bin/dlm-memserver" --listen 127.0.0.1:$port \
-					--size "$srvmb" --log-level warn &
-				pids+=($!)
-			done
-			printf '%s\n%s 127.0.0.1:7301\n%s 127.0.0.1:7302\n' \
-				"$srvmb" "$srvmb" "$srvmb" >"$tmp/tcp.mem"
-			sleep 1
-		fi
-		"${pin[@]}" "$bin/bin/dlmd" -f "$tmp/tcp.mem" \
-			--stats-file "$tmp/stats.json" --stats-interval 0 "$@" \
-			2>"$tmp/dlmd.log" &
-		;;
-	openmpi|mpich)
-		printf '%s\n%s\n%s\n' "$srvmb" "$srvmb" "$srvmb" >"$tmp/mpi.mem"
-		mpi_launch "$tr"
-		"${pin[@]}" "${LAUNCH[@]}" "$bin/bin/dlmd" -f "$tmp/mpi.mem" \
-			--stats-file "$tmp/stats.json" --stats-interval 0 "$@" \
-			>"$tmp/dlmd.log" 2>&1 &
-		;;
-	esac
-	job=$!
-	wait_registered "$tr" || return 1
-	grep -o 'protocol=[a-z0-9]*' "$tmp/dlmd.log" | head -1 >&2 || true
-}
+pin=()	# dlmd's taskset in the split runs (start_dlmd)
 
 # latency TRANSPORT PROTOCOL: dlmd's fetch/store latency (stats at exit).
 latency() {
@@ -192,7 +158,7 @@ cpu_split() {
 	for p in "${pids[@]}"; do taskset -acp "$dcpus" "$p" >/dev/null; done
 	pin=(taskset -c "$dcpus")
 	hpin=(taskset -c 0)
-	if start_daemon "$tr"; then
+	if start_dlmd "$tr"; then
 		for ((r = 1; r <= rounds; r++)); do
 			run himeno local split 100 "${hpin[@]}" "${hrun[@]}" -m malloc
 			himeno_dlm "$tr" split "$low"
@@ -210,7 +176,7 @@ cpu_split() {
 sched_idle() {
 	local tr=$1 p r
 	for p in "${pids[@]}"; do chrt -a -i -p 0 "$p" >/dev/null; done
-	if start_daemon "$tr" --sched idle; then
+	if start_dlmd "$tr" --sched idle; then
 		for ((r = 1; r <= rounds; r++)); do
 			run himeno local - 100 "${hrun[@]}" -m malloc
 			himeno_dlm "$tr" sched-idle "$low"
@@ -231,7 +197,7 @@ for tr in $transports; do
 	fi
 	# Default protocols, every ratio; the latency of the lowest ratio.
 	for pct in "${pcts[@]}"; do
-		start_daemon "$tr" || continue 2
+		start_dlmd "$tr" || continue 2
 		run stream "$tr" default "$pct" "$stream" -m dlm -s "$mb" -l "$pct" -i "$iters"
 		himeno_dlm "$tr" default "$pct"
 		if [[ $pct == "$low" ]]; then	# more rounds of the bar's two sides
@@ -253,7 +219,7 @@ for tr in $transports; do
 	done
 	# The kernel's swap protocols at the lowest ratio, ROUNDS rounds, each
 	# round starting one protocol later.
-	start_daemon "$tr" || continue
+	start_dlmd "$tr" || continue
 	protos=(serial cross async inline)
 	for ((r = 0; r < rounds; r++)); do
 		for ((i = 0; i < ${#protos[@]}; i++)); do
@@ -272,7 +238,7 @@ for tr in $transports; do
 	# dlmd's MPI protocols at the lowest ratio.
 	if [[ $tr != tcp ]]; then
 		for p in as1 as2 cs; do
-			start_daemon "$tr" --mpi-protocol "$p" || continue
+			start_dlmd "$tr" --mpi-protocol "$p" || continue
 			run stream "$tr" "mpi-$p" "$low" "$stream" -m dlm -s "$mb" -l "$low" -i "$iters"
 			himeno_dlm "$tr" "mpi-$p" "$low"
 			latency "$tr" "mpi-$p"

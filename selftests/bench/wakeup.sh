@@ -53,6 +53,9 @@ for t in "${transports[@]}"; do
 		{ echo "wakeup.sh: TRANSPORTS '$t': use tcp, openmpi and/or mpich" >&2; exit 2; }
 done
 ((${#transports[@]})) || { echo "wakeup.sh: TRANSPORTS is empty" >&2; exit 2; }
+for p in "$himeno" "$sleeper"; do
+	[[ -x $p ]] || { echo "wakeup.sh: $p is missing: run make all first" >&2; exit 2; }
+done
 tmp=$(mktemp -d)
 pids=()
 job=
@@ -78,13 +81,16 @@ run() {
 	local kind=$1 label=$2 line rc=0 vol inv us ss
 	shift 2
 	last=
-	line=$(timeout "$per_run_timeout" /usr/bin/python3 -c '
+	# wait4 gives the usage of timeout and of what it waited for: Himeno
+	# (taskset execs it) and timeout's own one or two switches.
+	line=$(/usr/bin/python3 -c '
 import os, subprocess, sys
 p = subprocess.Popen(sys.argv[2:])
 _, st, ru = os.wait4(p.pid, 0)
 with open(sys.argv[1], "w") as f:
     f.write(f"{ru.ru_nvcsw} {ru.ru_nivcsw} {ru.ru_utime:.3f} {ru.ru_stime:.3f}\n")
-sys.exit(os.waitstatus_to_exitcode(st))' "$tmp/ru" "$@" 2>>"$tmp/progress") || rc=$?
+sys.exit(os.waitstatus_to_exitcode(st))' "$tmp/ru" \
+		timeout "$per_run_timeout" "$@" 2>>"$tmp/progress") || rc=$?
 	if ((rc != 0)) || [[ $line != *"bad=0"* ]]; then
 		say "$kind $label: FAILED (status $rc): $line"
 		tail -3 "$tmp/progress" >&2
@@ -115,37 +121,17 @@ for ((r = 1; r <= rounds; r++)); do
 		fi
 		pids+=($!)
 		sleep 0.3
+		if ! kill -0 "${pids[-1]}" 2>/dev/null; then
+			say "the sleeper ($sleeper) did not start: make all"
+			exit 1
+		fi
 		run sleeper "$pol" taskset -c 0 "${hrun[@]}" -m malloc || true
 		stop_servers
 	done
 done
 
 # ---- Himeno at PCT% over each transport -------------------------------------------
-# start_daemon TRANSPORT: dlmd (and for tcp two memory servers).
-start_daemon() {
-	rm -f "$tmp/dlmd.log"
-	case $1 in
-	tcp)
-		for port in 7301 7302; do
-			"$bin/bin/dlm-memserver" --listen 127.0.0.1:$port \
-				--size "$srvmb" --log-level warn &
-			pids+=($!)
-		done
-		printf '%s\n%s 127.0.0.1:7301\n%s 127.0.0.1:7302\n' \
-			"$srvmb" "$srvmb" "$srvmb" >"$tmp/tcp.mem"
-		sleep 1
-		"$bin/bin/dlmd" -f "$tmp/tcp.mem" 2>"$tmp/dlmd.log" &
-		;;
-	*)
-		printf '%s\n%s\n%s\n' "$srvmb" "$srvmb" "$srvmb" >"$tmp/mpi.mem"
-		mpi_launch "$1"
-		"${LAUNCH[@]}" "$bin/bin/dlmd" -f "$tmp/mpi.mem" >"$tmp/dlmd.log" 2>&1 &
-		;;
-	esac
-	job=$!
-	wait_registered "$1"
-}
-
+pin=()	# start_dlmd's taskset: none
 printf '%s\n%s\n%s\n' "$(mb_of "$pct")" "$(mb_of 100)" "$(mb_of 100)" >"$tmp/himeno.mem"
 for tr in "${transports[@]}"; do
 	if [[ $tr != tcp ]] && ! command -v "mpirun.$tr" >/dev/null; then
@@ -153,11 +139,12 @@ for tr in "${transports[@]}"; do
 		continue
 	fi
 	say "$tr: Himeno at $pct% local, $rounds runs"
-	start_daemon "$tr" || continue
+	start_dlmd "$tr" || continue
 	for ((r = 1; r <= rounds; r++)); do
 		run dlm "$tr" "${hrun[@]}" -m dlm -- -f "$tmp/himeno.mem" --page-kb="$hpage" || true
 	done
 	stop_servers
+	rm -f "$tmp/tcp.mem"	# its memory servers are gone
 done
 
 /usr/bin/python3 - "$csv" "$pct" "$wake_us" <<'PY' | tee "$out/wakeup.txt"
