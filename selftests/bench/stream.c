@@ -10,8 +10,9 @@
  * -m malloc (default) uses anonymous memory: alone it is the all-local
  * reference, under a cgroup memory.max it is "the same arrays on swap".
  * -m dlm puts the three arrays in one /dev/dlm space (dlmd must run) whose
- * local budget is LOCAL_PERCENT of the three arrays (rounded down to whole
- * DLM pages, at least two).
+ * local budget is LOCAL_PERCENT of the three arrays, rounded down to whole
+ * DLM pages; under three pages (one per array) it refuses with status 2
+ * and names the -p that fits.
  *
  * b and c are filled with pseudo-random doubles (so that a compressing swap
  * such as zram gets no free lunch), then each iteration runs
@@ -72,8 +73,25 @@ static void *dlm_space(uint64_t bytes, unsigned int pct, uint64_t page,
 	s.page_size = page;
 	s.total_size = (bytes + page - 1) / page * page;
 	s.local_budget = s.total_size * pct / 100 / page * page;
-	if (s.local_budget < 2 * page)
-		s.local_budget = 2 * page;
+	/*
+	 * The triad touches a, b and c at once: with fewer than three
+	 * resident pages each element evicts the page the next one needs,
+	 * and a run takes hours instead of seconds.
+	 */
+	if (s.local_budget < 3 * page && s.local_budget < s.total_size) {
+		uint64_t kb = s.total_size * pct / 100 / 3 / 4096 * 4;
+
+		fprintf(stderr, "stream: %u%% of 3 x %llu MB is %llu DLM page%s of %llu KB, and the triad needs one per array: raise -l or -s",
+			pct, (unsigned long long)(bytes / 3 / MB),
+			(unsigned long long)(s.local_budget / page),
+			s.local_budget == page ? "" : "s",
+			(unsigned long long)(page / 1024));
+		if (kb)
+			fprintf(stderr, ", or give -p %llu or less",
+				(unsigned long long)kb);
+		fprintf(stderr, "\n");
+		return NULL;
+	}
 	s.protocol = protocol;
 	s.policy = policy;
 	fd = open("/dev/dlm", O_RDWR | O_CLOEXEC);

@@ -8,7 +8,8 @@
 # before it needs root or touches the machine; lib.sh's himeno_budget_ok
 # refuses a Himeno budget under 20 DLM pages and names the HIMENO_PAGE_KB
 # that fits, and its wait_registered gives up on a dlmd that does not
-# register within RUN_TIMEOUT; each benchmark program
+# register within RUN_TIMEOUT; stream refuses a budget under three DLM
+# pages and names the page size that fits; each benchmark program
 # (${O:-build}/bench) prints its usage on stdout and exits 0 for --help,
 # and (but umode_bench, whose options libdlm parses first) exits 2 with
 # the usage on stderr for an unknown option.  Nothing
@@ -56,7 +57,7 @@ bad() {
 }
 
 echo "TAP version 13"
-echo "1..71"
+echo "1..72"
 
 for s in stream.sh mpi.sh verbs.sh umode.sh replicas.sh; do
 	bad "$s" "PERCENT '7.5'" 32 3 7.5
@@ -87,6 +88,11 @@ for p in stream himeno xfer_bench osu-fmpl sleeper; do
 	check "$p --no-such-option: status 2, usage on stderr" \
 		test "$rc" = 2 -a "${out/usage: /}" != "$out"
 done
+# stream refuses a budget under one DLM page per array before it opens
+# /dev/dlm (absent natively), naming the page size that fits.
+out=$("$bench/stream" -m dlm -s 8 -l 7 2>&1)
+check "stream -m dlm -s 8 -l 7 (one 1 MB page): status 2, names -p 572" \
+	test $? = 2 -a "${out/*"triad needs one per array"*"-p 572 or less"*/x}" = x
 out=$("$bench/sleeper" 0 2>&1)
 check "sleeper 0: status 2, names the range" \
 	test $? = 2 -a "${out/*"from 1 to 10000000"*/x}" = x
