@@ -79,7 +79,7 @@ static void *dlm_space(uint64_t bytes, unsigned int pct, uint64_t page,
 	 * and a run takes hours instead of seconds.
 	 */
 	if (s.local_budget < 3 * page && s.local_budget < s.total_size) {
-		uint64_t kb = s.total_size * pct / 100 / 3 / 4096 * 4;
+		uint64_t kb = bytes * pct / 100 / 3 / 4096 * 4;
 
 		fprintf(stderr, "stream: %u%% of 3 x %llu MB is %llu DLM page%s of %llu KB, and the triad needs one per array: raise -l or -s",
 			pct, (unsigned long long)(bytes / 3 / MB),
