@@ -113,15 +113,11 @@ for ((r = 1; r <= rounds; r++)); do
 	say "round $r of $rounds: all-local Himeno on CPU 0, alone and beside a $wake_us us sleeper"
 	run sleeper alone taskset -c 0 "${hrun[@]}" -m malloc || true
 	for pol in other batch; do
-		if [[ $pol == batch ]]; then
-			taskset -c 0 chrt -b 0 "$sleeper" "$wake_us" &
-		else
-			taskset -c 0 "$sleeper" "$wake_us" &
-		fi
+		taskset -c 0 chrt "--$pol" 0 "$sleeper" "$wake_us" &
 		pids+=($!)
 		sleep 0.3
 		if ! kill -0 "${pids[-1]}" 2>/dev/null; then
-			say "the sleeper ($sleeper) did not start: make all"
+			say "the sleeper under chrt --$pol did not start"
 			exit 1
 		fi
 		run sleeper "$pol" taskset -c 0 "${hrun[@]}" -m malloc || true
