@@ -38,10 +38,32 @@ KCONFIG_ARGS	:= CONFIG_DLMEM=$(CONFIG_DLMEM) \
 KMAKE		= $(MAKE) -C $(KDIR) M=$(CURDIR)/kmod $(KCONFIG_ARGS) \
 		  KCFLAGS="$(KMOD_KCFLAGS)"
 
+# dlmem.ko for the kernel a VM boots (VM_KERNEL): kmod/dlmem.ko when KDIR
+# is that kernel's (or VM_KERNEL is a path to a vmlinuz: then build kmod/
+# for it with KDIR=), else $(O)/kmod-$(VM_KERNEL)/kmod/dlmem.ko, which
+# vm-kmod builds from a copy of the sources against
+# /usr/src/linux-headers-$(VM_KERNEL).
+KDIR_RELEASE	:= $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
+		     $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+VM_KO		:= $(if $(or $(findstring /,$(VM_KERNEL)),$(filter $(VM_KERNEL),$(KDIR_RELEASE))),\
+		     $(CURDIR)/kmod/dlmem.ko,$(O)/kmod-$(VM_KERNEL)/kmod/dlmem.ko)
+
+# $(call kmod_copy,VERSION,HEADERS): dlmem.ko built for kernel VERSION
+# against the build tree HEADERS in $(O)/kmod-VERSION, from a copy of the
+# sources (kmod/ keeps its own build).
+kmod_copy	= test -d $(2) || { \
+		    echo "no build tree for $(1) at $(2): run 'make deps'" \
+		      "or apt-get install linux-headers-$(1)" >&2; exit 1; } && \
+		  rm -rf $(O)/kmod-$(1) && mkdir -p $(O)/kmod-$(1)/kmod && \
+		  cp kmod/*.[ch] kmod/Kbuild $(O)/kmod-$(1)/kmod/ && \
+		  cp -r uapi $(O)/kmod-$(1)/ && \
+		  $(MAKE) -C $(2) M=$(O)/kmod-$(1)/kmod $(KCONFIG_ARGS) \
+		    KCFLAGS="$(KMOD_KCFLAGS)" W=1 modules
+
 USER_CFLAGS	:= -O2 -g -Wall $(USER_WERROR) -I$(CURDIR)/uapi
 KSFT_INC	:= $(O)/kselftest
 
-.PHONY: all modules user help deps check check-native check-vm check-vm-new check-debug check-asan lint \
+.PHONY: all modules vm-kmod user help deps check check-native check-vm check-vm-new check-debug check-asan lint \
 	sparse checkpatch dkms-test intree-test demo bench bench-mpi bench-verbs bench-fmpl \
 	bench-replicas soak \
 	bench-umode bench-awgstar bench-cpu bench-wakeup \
@@ -91,7 +113,10 @@ help:
 	@echo 'make install-tools  dlmd, dlm-memserver, awgstard (sbin), dlmctl (bin) and their'
 	@echo '                  manual pages under TOOLS_PREFIX (/usr/local); make man: the pages only'
 	@echo 'make install-libdlm, install-libfmpl, install-libawgstar: the libraries (see userlib/)'
-	@echo 'Variables: KDIR, VM_KERNEL, O, WERROR, CONFIG_DLMEM_*'
+	@echo 'make vm-kmod      dlmem.ko for VM_KERNEL (the VM targets build it): kmod/dlmem.ko,'
+	@echo '                  or build/kmod-VM_KERNEL/ when KDIR is another kernel'"'"'s'
+	@echo 'Variables: KDIR, VM_KERNEL (a version under /boot, e.g. $(KVER_NEW),'
+	@echo '           or a vmlinuz), O, WERROR, CONFIG_DLMEM_*'
 
 # Idempotent and quick when everything is there; make check and make demo
 # run it first so that each works on a fresh machine.
@@ -102,6 +127,9 @@ modules:
 	@test -d $(KDIR) || { echo "no kernel build tree at $(KDIR):" \
 		"run 'make deps' or pass KDIR=" >&2; exit 1; }
 	$(KMAKE) W=1 modules
+
+vm-kmod: modules
+	@$(if $(filter $(CURDIR)/kmod/dlmem.ko,$(VM_KO)),:,$(call kmod_copy,$(VM_KERNEL),/usr/src/linux-headers-$(VM_KERNEL)))
 
 # ---- user space -----------------------------------------------------------
 
@@ -176,10 +204,10 @@ check-native: user
 # speed varied.
 VM_TIMEOUT	?= 2700
 
-check-vm: all
+check-vm: all vm-kmod
 	@mkdir -p $(RESULTS)
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout $(VM_TIMEOUT) --out $(RESULTS)/vm -- \
-		selftests/run-in-vm.sh $(RESULTS)/vm; \
+		selftests/run-in-vm.sh $(RESULTS)/vm $(VM_KO); \
 	  scripts/vm-verdict $$? $(RESULTS)
 
 # The same selftests on the newer kernel, with the module built for it in
@@ -194,11 +222,7 @@ check-vm-new: user
 	@if [ ! -d $(KDIR_NEW) ]; then \
 	  echo "1..0 # SKIP no headers for $(KVER_NEW) (make deps)" \
 	    > $(RESULTS)/vm-$(KVER_NEW).tap; exit 0; fi; \
-	rm -rf $(KMOD_NEW) && mkdir -p $(KMOD_NEW)/kmod && \
-	cp kmod/*.[ch] kmod/Kbuild $(KMOD_NEW)/kmod/ && \
-	cp -r uapi $(KMOD_NEW)/ && \
-	$(MAKE) -C $(KDIR_NEW) M=$(KMOD_NEW)/kmod $(KCONFIG_ARGS) \
-	  KCFLAGS="$(KMOD_KCFLAGS)" W=1 modules && \
+	$(call kmod_copy,$(KVER_NEW),$(KDIR_NEW)) && \
 	vm-images/vm-run --kernel $(KVER_NEW) --timeout $(VM_TIMEOUT) --out $(RESULTS)/vm-$(KVER_NEW) -- \
 	  env DLM_SELFTESTS_SKIP="$(VM_NEW_SKIP)" \
 	  selftests/run-in-vm.sh $(RESULTS)/vm-$(KVER_NEW) \
@@ -280,14 +304,14 @@ intree-test:
 	scripts/run-tap intree $(RESULTS) scripts/test-intree.sh $(KVER_DEBIAN)
 
 demo: deps
-	@$(MAKE) --no-print-directory all
-	vm-images/vm-run --kernel $(VM_KERNEL) -- vm-images/demo.sh
+	@$(MAKE) --no-print-directory all vm-kmod
+	vm-images/vm-run --kernel $(VM_KERNEL) -- env DLM_KO=$(VM_KO) vm-images/demo.sh
 
 BENCH_ARGS	?= 128 3
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all vm-kmod
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 10800 --out $(RESULTS)/vm-bench -- \
-		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
+		env DLM_KO=$(VM_KO) RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/stream.sh $(BENCH_ARGS)
 
 BENCH_MPI_ARGS	?= 32 3 50 25 10 7
@@ -295,44 +319,44 @@ BENCH_VERBS_ARGS ?= 32 3 25 10
 BENCH_FMPL_ARGS	?= 1000 2 3 4
 BENCH_UMODE_ARGS ?= 32 3 100 50 25 10
 bench-mpi: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all vm-kmod
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 10800 --out $(RESULTS)/vm-bench-mpi -- \
-		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
+		env DLM_KO=$(VM_KO) RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/mpi.sh $(BENCH_MPI_ARGS)
 
 BENCH_CPU_ARGS	?= 7 3
 # The daemons' CPU policies to compare (dlmd --sched); empty: batch normal.
 SCHEDS		?=
 bench-cpu: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all vm-kmod
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 3600 --out $(RESULTS)/vm-bench-cpu -- \
-		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench SCHEDS="$(SCHEDS)" \
+		env DLM_KO=$(VM_KO) RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench SCHEDS="$(SCHEDS)" \
 		selftests/bench/cpu.sh $(BENCH_CPU_ARGS)
 
 BENCH_WAKEUP_ARGS ?= 7 5
 bench-wakeup: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all vm-kmod
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 3600 --out $(RESULTS)/vm-bench-wakeup -- \
-		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
+		env DLM_KO=$(VM_KO) RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/wakeup.sh $(BENCH_WAKEUP_ARGS)
 
 bench-verbs: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all vm-kmod
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 7200 --out $(RESULTS)/vm-bench-verbs -- \
-		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
+		env DLM_KO=$(VM_KO) RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/verbs.sh $(BENCH_VERBS_ARGS)
 
 bench-fmpl: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all vm-kmod
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 3600 --out $(RESULTS)/vm-bench-fmpl -- \
-		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
+		env DLM_KO=$(VM_KO) RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/fmpl.sh $(BENCH_FMPL_ARGS)
 
 # libdlm's user-level paging modes against /dev/dlm (issue 8).
 bench-umode: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all vm-kmod
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 3600 --out $(RESULTS)/vm-bench-umode -- \
-		env RUN_TIMEOUT=300 DLM_BENCH_OUT=$(RESULTS)/bench \
+		env DLM_KO=$(VM_KO) RUN_TIMEOUT=300 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/umode.sh $(BENCH_UMODE_ARGS)
 
 # The seed report's section 4 (issue 7): SPLASH-2-style kernels on the
@@ -340,24 +364,25 @@ bench-umode: deps
 # AWG_BOARDS boards.  BENCH_AWGSTAR_ARGS: the numbers of nodes.
 BENCH_AWGSTAR_ARGS ?= 1 2 3
 bench-awgstar: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all vm-kmod
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 7200 --out $(RESULTS)/vm-bench-awgstar -- \
-		env RUN_TIMEOUT=600 AWG_BOARDS=3 DLM_BENCH_OUT=$(RESULTS)/bench \
+		env DLM_KO=$(VM_KO) RUN_TIMEOUT=600 AWG_BOARDS=3 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/awgstar.sh $(BENCH_AWGSTAR_ARGS)
 
 bench-replicas: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all vm-kmod
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 3600 --out $(RESULTS)/vm-bench-replicas -- \
-		env RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
+		env DLM_KO=$(VM_KO) RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/replicas.sh $(BENCH_REPLICAS_ARGS)
 
 # A bounded mixed workload with integrity checks and memory servers killed
 # under replication (issue 9); on demand, not part of check.
 SOAK_MINUTES ?= 30
 soak: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all vm-kmod
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout $$(( $(SOAK_MINUTES) * 60 + 900 )) \
-		--out $(RESULTS)/vm-soak -- selftests/soak/soak.sh $(SOAK_MINUTES)
+		--out $(RESULTS)/vm-soak -- env DLM_KO=$(VM_KO) \
+		selftests/soak/soak.sh $(SOAK_MINUTES)
 
 install: modules install-udev
 	$(KMAKE) modules_install

@@ -27,7 +27,7 @@ cleanup() {
 trap cleanup EXIT
 
 if [[ ! -d /sys/module/dlmem ]]; then
-	insmod "$top/kmod/dlmem.ko"
+	insmod "${DLM_KO:-$top/kmod/dlmem.ko}"
 	loaded=1
 fi
 if [[ $(cat /sys/class/misc/dlm/daemon) != 0 ]]; then

@@ -25,9 +25,10 @@
 # than one node are skipped (and said so).
 #
 # Run as root in the VM:  vm-images/vm-run -- selftests/bench/awgstar.sh
-# (make bench-awgstar; dlmem.ko is loaded with awg_boards=AWG_BOARDS,
-# default 3, if it is not loaded).  Writes OUT/awgstar.csv, OUT/awgstar.txt
-# and OUT/awgstar.png (OUT: $DLM_BENCH_OUT, default build/results/bench),
+# (make bench-awgstar; dlmem.ko, $DLM_KO if set, is loaded with
+# awg_boards=AWG_BOARDS, default 3, if it is not loaded).  Writes
+# OUT/awgstar.csv, OUT/awgstar.txt and OUT/awgstar.png (OUT:
+# $DLM_BENCH_OUT, default build/results/bench),
 # and copies the PNG to Documentation/images/awgstar.png (DOC_IMAGE=0: not).
 # Progress on stderr.  Exit status 1 if a run failed.
 set -euo pipefail
@@ -35,7 +36,6 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${DLM_BUILD:-$top/build}
 out=${DLM_BENCH_OUT:-$bin/results/bench}
 splash=$bin/bench/splash
-ko=${DLM_KO:-$top/kmod/dlmem.ko}
 ringlib=$top/selftests/awgstar/lib.sh
 nodes=("$@")
 ((${#nodes[@]})) || nodes=(1 2 3)
@@ -73,9 +73,7 @@ csv=$out/awgstar.csv
 echo "kernel,version,mode,tuned,nodes,size,seconds,cpu_seconds,board_writes,frames,rotations,mpi_bytes,status" >"$csv"
 
 # ---- the boards ------------------------------------------------------------------
-if [[ ! -d /sys/module/dlmem ]]; then
-	insmod "$ko" awg_boards="$boards_wanted"
-fi
+load_dlmem awg_boards="$boards_wanted"
 for _ in $(seq 50); do
 	[[ -c /dev/awgstar ]] && break
 	sleep 0.1

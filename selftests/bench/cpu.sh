@@ -53,7 +53,7 @@ trap stop_all EXIT
 
 need_root
 mkdir -p "$out"
-[[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
+load_dlmem
 
 # snap FILE: the counters, read with shell builtins only (a fork costs
 # milliseconds of CPU under TCG and would blur what is measured).

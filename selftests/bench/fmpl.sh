@@ -73,7 +73,7 @@ for impl in $impls; do
 	case $impl in
 	fmpl)
 		if [[ ! -c /dev/fmpl ]]; then
-			[[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko" || true
+			load_dlmem || true
 			for _ in $(seq 50); do
 				[[ -c /dev/fmpl ]] && break
 				sleep 0.1

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# shellcheck disable=SC2154 # $tmp, $job, $bin, $srvmb, $pin: the sourcing script's
+# shellcheck disable=SC2154 # $tmp, $job, $bin, $srvmb, $pin, $top: the sourcing script's
 #
 # lib.sh - helpers shared by the benchmark scripts (sourced).  For those
 # that start dlmd: its log is $tmp/dlmd.log; $job is the dlmd (or mpirun)
@@ -76,6 +76,31 @@ check_args() {
 		say "PERCENT '$p': give a whole number from 1 to 100"
 		exit 2
 	done
+}
+
+# ko_fits KO [RELEASE]: 0 if KO is a dlmem.ko built for kernel RELEASE
+# (default: the running one); else 1, saying which make command builds one.
+ko_fits() {
+	local ko=$1 rel=${2:-$(uname -r)} vm
+	vm=$(PATH=$PATH:/usr/sbin:/sbin modinfo -F vermagic "$ko" 2>/dev/null)
+	if [[ -z $vm ]]; then
+		say "no dlmem.ko at $ko: run make (the make bench targets build it)"
+		return 1
+	fi
+	vm=${vm%% *}
+	[[ $vm == "$rel" ]] && return 0
+	say "$ko is built for kernel $vm, not $rel: run the make target with VM_KERNEL=$rel (it builds the module for that kernel) or point DLM_KO at a dlmem.ko built for $rel"
+	return 1
+}
+
+# load_dlmem [PARAM=VALUE...]: dlmem.ko ($DLM_KO, default kmod/dlmem.ko)
+# loaded with the PARAMs unless it already is; status 2 if the module is
+# not built for this kernel, else insmod's.
+load_dlmem() {
+	local ko=${DLM_KO:-$top/kmod/dlmem.ko}
+	[[ -d /sys/module/dlmem ]] && return 0
+	ko_fits "$ko" || return 2
+	insmod "$ko" "$@"
 }
 
 # need_root: exit 2, saying how to run it in the VM, unless root.

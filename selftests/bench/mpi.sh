@@ -121,7 +121,7 @@ hrun=("$himeno" -s "$hsize" -n "$hiters" -c "$hgosa")
 himeno_budget_ok "${pcts[@]}"
 srvmb=$(( (3 * mb > $(mb_of 100) ? 3 * mb : $(mb_of 100)) + 8 ))
 
-[[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
+load_dlmem
 params=/sys/module/dlmem/parameters
 
 pin=()	# dlmd's taskset in the split runs (start_dlmd)

@@ -18,7 +18,7 @@ pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-[[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
+[[ -d /sys/module/dlmem ]] || insmod "${DLM_KO:-$top/kmod/dlmem.ko}"
 for port in 7101 7102; do
 	"$bin/bin/dlm-memserver" --listen 127.0.0.1:$port --size "$total" \
 		--log-level warn &

@@ -44,7 +44,7 @@ mkdir -p "$out"
 csv=$out/replicas.csv
 echo "replicas,local_pct,triad_mbs,triad_s,status" >"$csv"
 
-[[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
+load_dlmem
 srvmb=$((3 * mb + 8))
 for port in 7301 7302; do
 	"$bin/bin/dlm-memserver" --listen 127.0.0.1:$port --size "$srvmb" \

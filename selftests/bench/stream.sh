@@ -138,7 +138,7 @@ hrun=("$himeno" -s "$hsize" -n "$hiters" -c "$hgosa")
 [[ " $systems " != *" dlm "* ]] || himeno_budget_ok "${pcts[@]}"
 
 # ---- memory servers, dlmd, raw transport rate --------------------------------
-[[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
+load_dlmem
 hmbi=$(mb_of 100)
 srvmb=$(((total > hmbi ? total : hmbi) + 8))
 for port in 7201 7202; do

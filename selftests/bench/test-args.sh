@@ -8,7 +8,8 @@
 # before it needs root or touches the machine; lib.sh's himeno_budget_ok
 # refuses a Himeno budget under 20 DLM pages and names the HIMENO_PAGE_KB
 # that fits, and its wait_registered gives up on a dlmd that does not
-# register within RUN_TIMEOUT; stream refuses a budget under three DLM
+# register within RUN_TIMEOUT, and its ko_fits tells a dlmem.ko built for
+# another kernel by its vermagic; stream refuses a budget under three DLM
 # pages and names the page size that fits; each benchmark program
 # (${O:-build}/bench) prints its usage on stdout and exits 0 for --help,
 # and (but umode_bench, whose options libdlm parses first) exits 2 with
@@ -57,7 +58,7 @@ bad() {
 }
 
 echo "TAP version 13"
-echo "1..72"
+echo "1..75"
 
 for s in stream.sh mpi.sh verbs.sh umode.sh replicas.sh; do
 	bad "$s" "PERCENT '7.5'" 32 3 7.5
@@ -163,4 +164,33 @@ out=$(registered hang)
 check "wait_registered: 1 after RUN_TIMEOUT, dlmd stopped, for a dlmd that hangs" \
 	test "${out/*"did not register within 2 s"*rc=1 s=[23] job=none*/x}" = x
 [[ $out == *rc=1* ]] || echo "# $out"
+
+# ko_fits, which load_dlmem asks before insmod, with the default build's
+# module (make check builds it first) and releases it is or is not for.
+fits() {	# fits KO RELEASE: status and message
+	(
+		say() { echo "$*"; }
+		# shellcheck source=selftests/bench/lib.sh
+		. "$here/lib.sh"
+		ko_fits "$@"
+	) 2>&1
+}
+ko=$here/../../kmod/dlmem.ko
+rel=$(PATH=$PATH:/usr/sbin:/sbin modinfo -F vermagic "$ko" 2>/dev/null)
+rel=${rel%% *}
+if [[ -n $rel ]]; then
+	out=$(fits "$ko" "$rel")
+	check "ko_fits: kmod/dlmem.ko fits $rel, its vermagic's release" \
+		test $? = 0 -a -z "$out"
+	out=$(fits "$ko" 6.0.0-other)
+	check "ko_fits: refuses it for another release, names VM_KERNEL=6.0.0-other" \
+		test $? = 1 -a "${out/*"built for kernel $rel, not 6.0.0-other"*"VM_KERNEL=6.0.0-other"*/x}" = x
+else
+	n=$((n + 2))
+	echo "ok $((n - 1)) # SKIP no kmod/dlmem.ko (make modules)"
+	echo "ok $n # SKIP no kmod/dlmem.ko (make modules)"
+fi
+out=$(fits "$tmp/none.ko" "$(uname -r)")
+check "ko_fits: 1 for a missing module, saying to run make" \
+	test $? = 1 -a "${out/*"no dlmem.ko at $tmp/none.ko: run make"*/x}" = x
 exit $fail

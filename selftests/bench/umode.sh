@@ -95,7 +95,7 @@ run() {
 }
 
 # ---- one memory server, dlmd for the kernel mode -------------------------
-[[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
+load_dlmem
 "$bin/bin/dlm-memserver" --listen 127.0.0.1:$port --size "$srvmb" \
 	--log-level warn &
 pids+=($!)

@@ -64,7 +64,7 @@ echo "kind,transport,local_pct,value,unit,extra" >"$csv"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 rxe_up=1
 rxe_setup || { say "cannot set up soft-RoCE"; exit 1; }
-[[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
+load_dlmem
 
 # ---- the link's limit: perftest -----------------------------------------------
 # perf TOOL: TOOL's 1 MB average MB/s (MB = 2^20 as perftest reports).

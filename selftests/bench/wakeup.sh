@@ -67,7 +67,7 @@ trap stop_all EXIT
 
 need_root
 mkdir -p "$out"
-[[ -d /sys/module/dlmem ]] || insmod "$top/kmod/dlmem.ko"
+load_dlmem
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 csv=$out/wakeup.csv
 echo "kind,label,run_s,switches,voluntary,involuntary,user_s,sys_s" >"$csv"

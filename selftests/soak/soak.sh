@@ -41,7 +41,7 @@ prog=$build/selftests/libdlm/preload_prog
 
 say() { echo "soak: $(date +%T) $*"; }
 if [[ $(id -u) == 0 && ! -d /sys/module/dlmem && -n ${DLM_VM:-} ]]; then
-	insmod "$top/kmod/dlmem.ko" || exit 2
+	insmod "${DLM_KO:-$top/kmod/dlmem.ko}" || exit 2
 fi
 if [[ $(id -u) != 0 || ! -c /dev/dlm ]]; then
 	echo "soak: needs root and dlmem.ko loaded (vm-images/vm-run -- $0)" >&2
