@@ -36,9 +36,11 @@
  * request outlived request_timeout_ms, once a space was not created),
  * none of 7 on 6.12.  On such a kernel the daemons say so.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 
@@ -121,4 +123,111 @@ void dlm_sched_apply(enum dlm_sched s)
 		log_warn("cannot set the CPU policy (--sched): running under the one inherited",
 			 "sched=%s err=\"%s\"", dlm_sched_name(s),
 			 strerror(errno));
+}
+
+int dlm_cpu_parse(const char *s)
+{
+	char *end;
+	long v;
+
+	if (!strcmp(s, "auto"))
+		return DLM_CPU_AUTO;
+	if (!strcmp(s, "none"))
+		return DLM_CPU_NONE;
+	if (*s < '0' || *s > '9')
+		return DLM_CPU_BAD;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v >= CPU_SETSIZE)
+		return DLM_CPU_BAD;
+	return (int)v;
+}
+
+/* The allowed CPUs of SET as a list ("0-3,6"), for messages. */
+static void cpu_list(const cpu_set_t *set, char *buf, size_t len)
+{
+	size_t n = 0;
+	int c, first;
+
+	buf[0] = '\0';
+	for (c = 0; c < CPU_SETSIZE && n < len; c++) {
+		if (!CPU_ISSET(c, set))
+			continue;
+		for (first = c; c + 1 < CPU_SETSIZE && CPU_ISSET(c + 1, set);)
+			c++;
+		n += snprintf(buf + n, len - n, first == c ? "%s%d" : "%s%d-%d",
+			      n ? "," : "", first, c);
+	}
+}
+
+/*
+ * Every thread in /proc/self/task onto ONE; the number of threads moved
+ * now, or -1 if the directory cannot be read.
+ */
+static int move_threads(const cpu_set_t *one)
+{
+	struct dirent *e;
+	int moved = 0;
+	DIR *d;
+
+	d = opendir("/proc/self/task");
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		cpu_set_t now;
+
+		if (tid <= 0 || (!sched_getaffinity(tid, sizeof(now), &now) &&
+				 CPU_EQUAL(&now, one)))
+			continue;
+		if (sched_setaffinity(tid, sizeof(*one), one))
+			log_warn("cannot confine a thread to dlmd's CPU (--cpu)",
+				 "tid=%d err=\"%s\"", (int)tid, strerror(errno));
+		else
+			moved++;
+	}
+	closedir(d);
+	return moved;
+}
+
+int dlm_cpu_apply(int cpu, int auto_ok, char *err, size_t errlen)
+{
+	cpu_set_t allowed, one;
+	char list[256];
+	int c, pass;
+
+	if (cpu == DLM_CPU_NONE || (cpu == DLM_CPU_AUTO && !auto_ok))
+		return -1;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
+		log_warn("cannot read dlmd's CPU affinity (--cpu): left as inherited",
+			 "err=\"%s\"", strerror(errno));
+		return -1;
+	}
+	if (cpu == DLM_CPU_AUTO) {
+		if (CPU_COUNT(&allowed) < 2)
+			return -1;
+		for (c = CPU_SETSIZE - 1; !CPU_ISSET(c, &allowed); c--)
+			;
+		cpu = c;
+	} else if (!CPU_ISSET(cpu, &allowed)) {
+		cpu_list(&allowed, list, sizeof(list));
+		snprintf(err, errlen, "--cpu %d: not a CPU dlmd may run on (%s): pick one of those, or --cpu none",
+			 cpu, list);
+		return -EINVAL;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	/* The calling thread first: the threads it creates later inherit. */
+	if (sched_setaffinity(0, sizeof(one), &one)) {
+		log_warn("cannot confine dlmd to one CPU (--cpu): left as inherited",
+			 "cpu=%d err=\"%s\"", cpu, strerror(errno));
+		return -1;
+	}
+	/*
+	 * Then every other (the MPI library's); again until none moves, for a
+	 * thread created by one not yet moved while the list was read.
+	 */
+	for (pass = 0; pass < 8 && move_threads(&one) > 0; pass++)
+		;
+	return cpu;
 }

@@ -26,4 +26,29 @@ const char *dlm_sched_name(enum dlm_sched s);
  */
 void dlm_sched_apply(enum dlm_sched s);
 
+/*
+ * --cpu: the CPU dlmd's threads run on.  auto (the default) confines rank 0
+ * of an MPI job under --sched batch or normal, when it may run on two CPUs
+ * or more, to the last of them; none leaves the affinity as inherited.
+ * Under mpirun, rank 0's threads placed beside the program by the
+ * scheduler take its CPU (a sync netlink wake-up puts dlmd's netlink
+ * thread on the CPU of the program that sent the request while the polling
+ * ranks keep the other CPUs busy); confined to one CPU, they leave the
+ * others to the program.
+ */
+#define DLM_CPU_AUTO	(-1)
+#define DLM_CPU_NONE	(-2)
+#define DLM_CPU_BAD	(-3)
+
+/* "auto", "none" or a CPU number below CPU_SETSIZE; DLM_CPU_BAD otherwise. */
+int dlm_cpu_parse(const char *s);
+/*
+ * Confine every thread of this process, and so the threads they create
+ * later, to CPU (a number, or DLM_CPU_AUTO with AUTO_OK: the last allowed
+ * CPU, if two or more are allowed).  Returns the CPU, -1 if the affinity
+ * was left alone, or -EINVAL (message in ERR) if CPU is not one this
+ * process may use.  A thread that cannot be moved is logged.
+ */
+int dlm_cpu_apply(int cpu, int auto_ok, char *err, size_t errlen);
+
 #endif

@@ -55,6 +55,7 @@ struct options {
 	int mpi_opts;			/* an --mpi-* option was given */
 	const char *transport;		/* --transport; NULL: tcp */
 	int sched;			/* enum dlm_sched */
+	int cpu;			/* --cpu: a CPU or DLM_CPU_* */
 };
 
 static struct {
@@ -67,6 +68,7 @@ static struct {
 	uint8_t *pool;
 	uint64_t pool_size;
 	int devfd;
+	int cpu;			/* the one dlmd runs on, or -1 */
 	int stop_pipe[2];
 	pthread_t sig_thread, nl_thread;	/* sig: waits for signals */
 	struct dlm_mpi_info mpi;		/* .size 0: tcp transport */
@@ -133,6 +135,10 @@ static void usage(FILE *f)
 "                            starves them, a guard lifts the threads to\n"
 "                            SCHED_BATCH; needs root or RLIMIT_NICE, and\n"
 "                            Linux 6.6 or later to lift them in time)\n"
+"      --cpu C               the CPU dlmd's threads run on: auto (default:\n"
+"                            one CPU under mpirun, see MPI below; the\n"
+"                            affinity inherited otherwise), none (as\n"
+"                            inherited) or a CPU number (one dlmd may use)\n"
 "  -h, --help                this text\n"
 "  -V, --version             versions of dlmd and of the protocols it speaks\n"
 "\n"
@@ -193,6 +199,11 @@ static void usage(FILE *f)
 "                            outnumber cores) or auto (default): sleep on a\n"
 "                            node where this job's ranks are at least as\n"
 "                            many as the CPUs, poll where each has a core\n"
+"Under --cpu auto with --sched batch or normal, rank 0 runs on one CPU,\n"
+"the last it may use (if it may use two or more), and leaves the others\n"
+"to the program: left to the scheduler, its threads go to the program's\n"
+"CPU while the polling ranks keep the others busy.  If the program is\n"
+"bound to that CPU, move one of them (--cpu N, taskset).\n"
 "A rank that dies or a server that does not answer within --io-timeout\n"
 "ends the MPI job (MPI cannot lose a rank): the kernel then fails the\n"
 "outstanding requests, the programs get SIGBUS.\n"
@@ -273,7 +284,7 @@ static int parse_options(int argc, char **argv)
 {
 	enum { O_LOG = 256, O_STATS_FILE, O_STATS_INT, O_IO_TIMEOUT,
 	       O_NO_KEEP, O_MPI_PROTO, O_MPI_LEVEL, O_MPI_WAIT, O_REPLICAS,
-	       O_SCHED };
+	       O_SCHED, O_CPU };
 	static const struct option opts[] = {
 		{ "memfile", required_argument, NULL, 'f' },
 		{ "log-level", required_argument, NULL, O_LOG },
@@ -287,6 +298,7 @@ static int parse_options(int argc, char **argv)
 		{ "mpi-thread-level", required_argument, NULL, O_MPI_LEVEL },
 		{ "mpi-server-wait", required_argument, NULL, O_MPI_WAIT },
 		{ "sched", required_argument, NULL, O_SCHED },
+		{ "cpu", required_argument, NULL, O_CPU },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -295,6 +307,7 @@ static int parse_options(int argc, char **argv)
 
 	g.opt.stats_interval = 10;
 	g.opt.sched = DLM_SCHED_BATCH;
+	g.opt.cpu = DLM_CPU_AUTO;
 	g.opt.replicas = 1;
 	g.opt.mpi_proto = DLM_MPI_AUTO;
 	g.opt.mpi_level = DLM_MPI_LEVEL_DEFAULT;
@@ -368,6 +381,14 @@ static int parse_options(int argc, char **argv)
 			g.opt.sched = dlm_sched_parse(optarg);
 			if (g.opt.sched < 0) {
 				fprintf(stderr, "dlmd: --sched '%s': use batch, normal or idle\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case O_CPU:
+			g.opt.cpu = dlm_cpu_parse(optarg);
+			if (g.opt.cpu == DLM_CPU_BAD) {
+				fprintf(stderr, "dlmd: --cpu '%s': use auto, none or a CPU number\n",
 					optarg);
 				return 2;
 			}
@@ -875,7 +896,7 @@ static int select_transport(void)
 int main(int argc, char **argv)
 {
 	struct dlm_nl_reg reg;
-	char err[1024];
+	char err[1024], cpu[16];
 	uint64_t want;
 	sigset_t set;
 	unsigned int kt;
@@ -909,6 +930,13 @@ int main(int argc, char **argv)
 	r = select_transport();
 	if (r)
 		return finish(r);
+	/* Rank 0 (the ranks serve from start_mpi()), before its threads. */
+	g.cpu = dlm_cpu_apply(g.opt.cpu, g.mpi.size &&
+			      g.opt.sched != DLM_SCHED_IDLE, err, sizeof(err));
+	if (g.cpu == -EINVAL) {
+		fprintf(stderr, "dlmd: %s\n", err);
+		return finish(2);
+	}
 	g.sig_thread = pthread_self();
 
 	if (memfile_load(g.opt.memfile, g.mpi.size ? 0 : MEMFILE_NEED_ADDR,
@@ -942,10 +970,11 @@ int main(int argc, char **argv)
 			 "io_timeout_ms=%u request_timeout_ms=%u",
 			 g.opt.io_timeout_ms, kt);
 	}
-	log_info("starting", "version=%s memfile=%s local_mb=%" PRIu64 " servers=%u transport=%s io_timeout_ms=%u sched=%s pid=%d",
+	snprintf(cpu, sizeof(cpu), g.cpu >= 0 ? "%d" : "any", g.cpu);
+	log_info("starting", "version=%s memfile=%s local_mb=%" PRIu64 " servers=%u transport=%s io_timeout_ms=%u sched=%s cpu=%s pid=%d",
 		 DLMD_VERSION, g.opt.memfile, g.mf.local_mb, g.mf.nservers,
 		 g.tops->name, g.opt.io_timeout_ms,
-		 dlm_sched_name(g.opt.sched), (int)getpid());
+		 dlm_sched_name(g.opt.sched), cpu, (int)getpid());
 	/*
 	 * Swap may go to /dev/dlmbN, which only dlmd can serve: if dlmd's own
 	 * memory were swapped out, reclaim would wait on itself.  Under MPI

@@ -33,6 +33,10 @@
 #                Himeno and the triad with dlmd (all its ranks) and the
 #                memory servers under SCHED_IDLE (--sched idle) instead of
 #                the default SCHED_BATCH (IDLE=0: left out)
+#   rank 0 free  over the MPIs at the lowest ratio, ROUNDS rounds of
+#                all-local Himeno, Himeno and the triad with rank 0 left
+#                to the scheduler (dlmd --cpu none) instead of on one CPU
+#                (--cpu auto, the default) (UNPINNED=0: left out)
 #   components   per transport at the lowest ratio, dlmd's own swap-in
 #                (fetch) and swap-out (store) latency from its stats file,
 #                and the kernel's count of faults that waited for a
@@ -63,6 +67,8 @@ split=${SPLIT:-1}
 ((ncpu > 1)) || split=0
 idle=${IDLE:-1}
 [[ $idle == [01] ]] || { echo "mpi.sh: IDLE must be 0 or 1" >&2; exit 2; }
+unpinned=${UNPINNED:-1}
+[[ $unpinned == [01] ]] || { echo "mpi.sh: UNPINNED must be 0 or 1" >&2; exit 2; }
 dcpus=1-$((ncpu - 1))	# the daemons' CPUs in the split runs
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "mpi.sh: ROUNDS must be a positive integer" >&2; exit 2; }
 stream=$bin/bench/stream
@@ -190,6 +196,20 @@ sched_idle() {
 	for p in "${pids[@]}"; do chrt -a -b -p 0 "$p" >/dev/null; done
 }
 
+# cpu_none TRANSPORT: at the lowest ratio, rank 0 left where the
+# scheduler puts it (dlmd --cpu none), ROUNDS rounds of all-local Himeno,
+# Himeno and the triad.
+cpu_none() {
+	local tr=$1 r
+	start_dlmd "$tr" --cpu none || return 0
+	for ((r = 1; r <= rounds; r++)); do
+		run himeno local - 100 "${hrun[@]}" -m malloc
+		himeno_dlm "$tr" cpu-none "$low"
+		run stream "$tr" cpu-none "$low" "$stream" -m dlm -s "$mb" -l "$low" -i "$iters"
+	done
+	stop_dlmd
+}
+
 for tr in $transports; do
 	if [[ $tr != tcp ]] && { [[ ! -x $bin/bin/dlmd-$tr ]] || ! command -v "mpirun.$tr" >/dev/null; }; then
 		say "$tr: no dlmd-$tr or mpirun.$tr: skipped"
@@ -234,6 +254,9 @@ for tr in $transports; do
 	fi
 	if ((idle)); then
 		sched_idle "$tr"
+	fi
+	if ((unpinned)) && [[ $tr != tcp ]]; then
+		cpu_none "$tr"
 	fi
 	# dlmd's MPI protocols at the lowest ratio.
 	if [[ $tr != tcp ]]; then

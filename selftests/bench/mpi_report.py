@@ -11,8 +11,9 @@ protocols (as1, as2, cs), relative to cs; Himeno over tcp with same-filled
 pages kept (the default) and stored (same_filled=N); Himeno at the lowest
 ratio with the program on CPU 0 and the daemons on the other CPUs (cpu
 split), relative to all-local Himeno on CPU 0; Himeno and the triad at
-the lowest ratio with the daemons under SCHED_IDLE, beside the default
-SCHED_BATCH; dlmd's swap-in and
+the lowest ratio with the daemons under SCHED_IDLE, and over the MPIs
+with rank 0 left to the scheduler (dlmd --cpu none), each beside the
+default; dlmd's swap-in and
 swap-out latency; and issue 4's bars.  Plots time relative to all-local
 memory against the local-memory ratio (as the paper's Fig. 11): triad on
 the left, Himeno on the right.
@@ -121,29 +122,41 @@ def main():
                     f'{u:.1f} ({hl / u:.2f}x)' if u and hl else '-',
                     f'{u / v:.2f}' if u and v else '-'))
 
-        if any(k[2] == 'sched-idle' for k in rows):
-            print(f'\ndaemons under SCHED_IDLE at {low}% local (dlmd --sched '
-                  'idle, memory servers too): Himeno MFLOPS and triad MB/s '
-                  '(time relative to all-local), the default SCHED_BATCH for '
-                  'comparison')
+        def beside_default(cfg, short, title):
+            """Himeno and the triad at the lowest ratio under CFG, the
+            default beside them; rel gets (kind-SHORT, t, low)."""
+            if not any(k[2] == cfg for k in rows):
+                return
+            print(f'\n{title}: Himeno MFLOPS and triad MB/s (time relative '
+                  'to all-local), the default for comparison')
             print('%-9s%31s%16s%12s%31s%16s%12s' % (
-                'transport', 'Himeno idle', 'batch', 'idle/batch',
-                'triad idle', 'batch', 'idle/batch'))
+                'transport', f'Himeno {short}', 'default', f'{short}/def',
+                f'triad {short}', 'default', f'{short}/def'))
             for t in trs:
+                if not any(k[1] == t and k[2] == cfg for k in rows):
+                    continue
                 cells = []
                 for kind in ('himeno', 'stream'):
                     loc = val(kind, 'local', '-', 100)
-                    v = val(kind, t, 'sched-idle', low)
+                    v = val(kind, t, cfg, low)
                     b = val(kind, t, 'default', low)
                     if v and loc:
-                        rel[(kind + '-idle', t, low)] = loc / v
+                        rel[(f'{kind}-{short}', t, low)] = loc / v
                     cells.append('%31s%16s%12s' % (
-                        f'{v:.1f} ({loc / v:.2f}x) '
-                        f'{spread(kind, t, "sched-idle", low)}'
-                        if v and loc else status(kind, t, 'sched-idle', low),
+                        f'{v:.1f} ({loc / v:.2f}x) {spread(kind, t, cfg, low)}'
+                        if v and loc else status(kind, t, cfg, low),
                         f'{b:.1f} ({loc / b:.2f}x)' if b and loc else '-',
                         f'{b / v:.2f}' if b and v else '-'))
                 print('%-9s' % t + ''.join(cells))
+
+        beside_default('sched-idle', 'idle',
+                       f'daemons under SCHED_IDLE at {low}% local (dlmd '
+                       '--sched idle, memory servers too; the default is '
+                       'SCHED_BATCH)')
+        beside_default('cpu-none', 'free',
+                       f'rank 0 left to the scheduler at {low}% local (dlmd '
+                       '--cpu none; the default, --cpu auto, keeps it on '
+                       'the last CPU)')
 
         protos = ('serial', 'cross', 'async', 'inline')
         best = {}   # kind -> (time relative to serial, transport, protocol)
@@ -215,7 +228,8 @@ def main():
                          f'{spread("himeno", "local", "-", 100)})')
                 print(f'  Himeno at {low}% local <= 2.0 x all-local ({t}): '
                       f'{r:.2f} x -> {"met" if r <= 2.0 else "NOT met"}{n}')
-        for var, what in (('split', 'cpu split'), ('idle', 'sched idle')):
+        for var, what in (('split', 'cpu split'), ('idle', 'sched idle'),
+                          ('free', 'rank 0 left to the scheduler')):
             for t in trs:
                 r = rel.get((f'himeno-{var}', t, low))
                 if r:
@@ -245,7 +259,8 @@ def main():
             colors[t] = line.get_color()
         for t in trs:
             for var, mark, ms, what in (('split', '*', 11, 'cpu split'),
-                                        ('idle', 'D', 7, 'sched idle')):
+                                        ('idle', 'D', 7, 'sched idle'),
+                                        ('free', 's', 7, '--cpu none')):
                 r = rel.get((f'{kind}-{var}', t, low))
                 if r:
                     ax.plot([low], [r], marker=mark, ms=ms, ls='none',

@@ -3,7 +3,7 @@
 #
 # Native test of the benchmark scripts' argument checks (make check): bad
 # ARRAY_MB, ITERATIONS and PERCENT (and stream.sh's XFER_RUNS, mpi.sh's
-# ROUNDS, SPLIT and IDLE, wakeup.sh's PERCENT, ROUNDS, WAKE_US and
+# ROUNDS, SPLIT, IDLE and UNPINNED, wakeup.sh's PERCENT, ROUNDS, WAKE_US and
 # TRANSPORTS) end each script with status 2 and a message
 # before it needs root or touches the machine; lib.sh's himeno_budget_ok
 # refuses a Himeno budget under 20 DLM pages and names the HIMENO_PAGE_KB
@@ -58,7 +58,7 @@ bad() {
 }
 
 echo "TAP version 13"
-echo "1..75"
+echo "1..77"
 
 for s in stream.sh mpi.sh verbs.sh umode.sh replicas.sh; do
 	bad "$s" "PERCENT '7.5'" 32 3 7.5
@@ -71,6 +71,7 @@ bad mpi.sh "not '32' and '-1'" 32 -1
 ROUNDS=0 bad mpi.sh "ROUNDS must be a positive integer" 32 3 7
 SPLIT=2 bad mpi.sh "SPLIT must be 0 or 1" 32 3 7
 IDLE=x bad mpi.sh "IDLE must be 0 or 1" 32 3 7
+UNPINNED=yes bad mpi.sh "UNPINNED must be 0 or 1" 32 3 7
 bad wakeup.sh "PERCENT must be 1-99" 100
 bad wakeup.sh "ROUNDS must be a positive integer" 7 0
 WAKE_US=0 bad wakeup.sh "WAKE_US must be 1-10000000" 7

@@ -10,15 +10,16 @@ set -uo pipefail
 
 need "$bin/dlmd"
 dlmd=$bin/dlmd
+pre=()	# a command dlmd runs under (expect)
 echo "TAP version 13"
-echo "1..19"
+echo "1..21"
 
 # expect DESC STATUS PATTERN ARGS...: dlmd ARGS exits STATUS and its
 # stderr (or stdout for status 0) matches the glob PATTERN.
 expect() {
 	local what=$1 want=$2 pat=$3 rc out
 	shift 3
-	"$dlmd" "$@" >"$tmp/out" 2>"$tmp/err"
+	"${pre[@]}" "$dlmd" "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	if ((want == 0)); then out=$(cat "$tmp/out"); else out=$(cat "$tmp/err"); fi
 	# shellcheck disable=SC2053 # PAT is a glob on purpose
@@ -61,6 +62,14 @@ expect "--mpi-* without mpirun: usage error naming mpirun" 2 \
 	--mpi-protocol as2 -f x
 expect "bad --sched: usage error" 2 \
 	"dlmd: --sched 'fifo': use batch, normal or idle*" --sched fifo -f x
+expect "bad --cpu: usage error" 2 \
+	"dlmd: --cpu '-1': use auto, none or a CPU number*" --cpu -1 -f x
+# A CPU outside the affinity dlmd inherits: refused before the memfile.
+pre=(taskset -c 0)
+expect "--cpu outside the inherited CPUs: usage error naming them" 2 \
+	"dlmd: --cpu 1: not a CPU dlmd may run on (0): pick one of those, or --cpu none*" \
+	--cpu 1 -f "$tmp/none.mf"
+pre=()
 expect "bad --transport: usage error" 2 \
 	"dlmd: --transport 'rdma': use tcp or verbs*" --transport rdma -f x
 rdma_devs=(/sys/class/infiniband/*)

@@ -53,7 +53,7 @@ if [[ ! -d /sys/module/dlmem ]] && ! insmod "$ko"; then
 	echo "Bail out! cannot load $ko"
 	exit 1
 fi
-echo "1..$((18 * ${#impls[@]}))"
+echo "1..$((20 * ${#impls[@]}))"
 asan_timeouts
 trap 'asan_timeouts_restore; cleanup' EXIT
 
@@ -100,6 +100,12 @@ wait_job() {
 	wait "$JOB" 2>/dev/null
 	JOB_RC=timeout
 	return 1
+}
+
+# cpus_of PID: the CPU lists its threads may run on, each once.
+cpus_of() {
+	cat /proc/"$1"/task/*/status 2>/dev/null |
+		sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' | sort -u | tr '\n' ' '
 }
 
 # server_pid NAME RANK: the pid memory server RANK logged.
@@ -178,12 +184,27 @@ for impl in "${impls[@]}"; do
 		diag "$tmp/$impl-auto.log"
 		continue
 	fi
+	# --cpu auto: every thread of rank 0 on the last CPU, the memory
+	# server ranks as mpirun started them (all CPUs here).
+	cpus=$(getconf _NPROCESSORS_ONLN)
+	if ((cpus > 1)); then
+		want0="$((cpus - 1)) " want1="0-$((cpus - 1)) " wantlog=$((cpus - 1))
+	else
+		want0="0 " want1="0 " wantlog=any
+	fi
+	c0=$(cpus_of "$RANK0") c1=$(cpus_of "$(server_pid "$impl-auto" 1)")
+	if [[ $c0 == "$want0" && $c1 == "$want1" ]] &&
+	   grep -q "msg=\"starting\" .* cpu=$wantlog pid=" "$tmp/$impl-auto.log"; then
+		ok "$impl --cpu auto: rank 0's threads on CPU ${want0}only, rank 1's on ${want1}(as started), the log says cpu=$wantlog"
+	else
+		notok "$impl --cpu auto: rank 0 on '$c0', rank 1 on '$c1' (want '$want0' and '$want1', cpu=$wantlog logged)"
+		diag "$tmp/$impl-auto.log"
+	fi
 	rwcheck "$impl-seq" "$impl auto: 48 MB, 4 MB budget, 1 MB pages, every word back" \
 		-t 48 -b 4096 -p 1024
 	rwcheck "$impl-rand" "$impl auto: 16 MB, 64 KB pages, random, 2 threads, clock" \
 		-t 16 -b 1024 -p 64 -a random -j 2 -P clock
 	stop_job "$impl" "$impl-auto"
-	cpus=$(getconf _NPROCESSORS_ONLN)
 	want=sleep other=poll
 	((cpus > 3)) && want=poll other=sleep
 	# Rank 0's "MPI job" line and each server rank's "serving" line.
@@ -205,6 +226,13 @@ for impl in "${impls[@]}"; do
 		else
 			notok "$impl --sched idle: policies $pols"
 			diag "$tmp/$impl-$other.log"
+		fi
+		# --cpu auto leaves a SCHED_IDLE rank 0 where it started.
+		c0=$(cpus_of "$RANK0")
+		if [[ $c0 == "$want1" ]] && grep -q 'msg="starting" .* cpu=any pid=' "$tmp/$impl-$other.log"; then
+			ok "$impl --sched idle: --cpu auto leaves rank 0 on ${want1}(cpu=any logged)"
+		else
+			notok "$impl --sched idle: rank 0 on '$c0', want '$want1' and cpu=any logged"
 		fi
 		rwcheck "$impl-$other-rw" "$impl --mpi-server-wait $other --sched idle: 16 MB, 64 KB pages, random, 2 threads" \
 			-t 16 -b 1024 -p 64 -a random -j 2
