@@ -45,8 +45,8 @@ KMAKE		= $(MAKE) -C $(KDIR) M=$(CURDIR)/kmod $(KCONFIG_ARGS) \
 # /usr/src/linux-headers-$(VM_KERNEL).
 KDIR_RELEASE	:= $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
 		     $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
-VM_KO		:= $(if $(or $(findstring /,$(VM_KERNEL)),$(filter $(VM_KERNEL),$(KDIR_RELEASE))),\
-		     $(CURDIR)/kmod/dlmem.ko,$(O)/kmod-$(VM_KERNEL)/kmod/dlmem.ko)
+VM_KO		:= $(strip $(if $(or $(findstring /,$(VM_KERNEL)),$(filter $(VM_KERNEL),$(KDIR_RELEASE))),\
+		     $(CURDIR)/kmod/dlmem.ko,$(O)/kmod-$(VM_KERNEL)/kmod/dlmem.ko))
 
 # $(call kmod_copy,VERSION,HEADERS): dlmem.ko built for kernel VERSION
 # against the build tree HEADERS in $(O)/kmod-VERSION, from a copy of the
