@@ -21,6 +21,7 @@
 #                judged on medians: the kernel protocols in a rotated order
 #                each round, and Himeno at the lowest ratio alternated with
 #                all-local Himeno, so that drift in the VM falls on both sides
+#                (the triad at the lowest ratio runs ROUNDS times too)
 #   same-filled  Himeno on tcp at every ratio also with the module's
 #                same_filled=N (every written page stored, none kept as a
 #                value), for comparison
@@ -224,6 +225,8 @@ for tr in $transports; do
 			for ((r = 2; r <= rounds; r++)); do
 				run himeno local - 100 "${hrun[@]}" -m malloc
 				himeno_dlm "$tr" default "$pct"
+				# and of the triad, for the variants' tables
+				run stream "$tr" default "$pct" "$stream" -m dlm -s "$mb" -l "$pct" -i "$iters"
 			done
 		fi
 		if [[ $tr == tcp ]]; then	# every written page stored
