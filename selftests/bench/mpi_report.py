@@ -270,6 +270,9 @@ def main():
             ax.plot(xs, [rel[(kind, 'tcp-stored', p)] for p in xs],
                     marker='x', ls='--', label='tcp, same_filled=N')
         ax.axhline(1.0, color='grey', lw=0.8)
+        if kind == 'himeno':    # issue 4's bar at the lowest ratio
+            ax.axhline(2.0, color='red', lw=0.8, ls=':',
+                       label=f'bar at {low}% (2.0x)')
         ax.set_xscale('log')
         ax.set_xticks(pcts)
         ax.set_xticklabels([str(p) for p in pcts])
@@ -277,7 +280,7 @@ def main():
         ax.set_xlabel('local memory ratio (%)')
         ax.set_ylabel('time relative to all-local')
         ax.set_title(f'{name} through /dev/dlm')
-        ax.legend()
+        ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=8)
     fig.tight_layout()
     fig.savefig(png, dpi=100)
