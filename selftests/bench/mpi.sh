@@ -177,18 +177,25 @@ cpu_split() {
 	for p in "${pids[@]}"; do taskset -acp "0-$((ncpu - 1))" "$p" >/dev/null; done
 }
 
+# rounds_at_low TRANSPORT CONFIG N: N rounds of all-local Himeno, Himeno
+# and the triad at the lowest ratio, on the dlmd running.
+rounds_at_low() {
+	local r
+	for ((r = 1; r <= $3; r++)); do
+		run himeno local - 100 "${hrun[@]}" -m malloc
+		himeno_dlm "$1" "$2" "$low"
+		run stream "$1" "$2" "$low" "$stream" -m dlm -s "$mb" -l "$low" -i "$iters"
+	done
+}
+
 # sched_idle TRANSPORT: at the lowest ratio, dlmd (every rank) and the
 # running tcp memory servers under SCHED_IDLE, ROUNDS rounds of all-local
 # Himeno, Himeno and the triad; the servers go back to SCHED_BATCH.
 sched_idle() {
-	local tr=$1 p r
+	local tr=$1 p
 	for p in "${pids[@]}"; do chrt -a -i -p 0 "$p" >/dev/null; done
 	if start_dlmd "$tr" --sched idle; then
-		for ((r = 1; r <= rounds; r++)); do
-			run himeno local - 100 "${hrun[@]}" -m malloc
-			himeno_dlm "$tr" sched-idle "$low"
-			run stream "$tr" sched-idle "$low" "$stream" -m dlm -s "$mb" -l "$low" -i "$iters"
-		done
+		rounds_at_low "$tr" sched-idle "$rounds"
 		stop_dlmd
 		# A lift by the starvation guard (daemon/schedguard.c) would
 		# mean this run was partly under SCHED_BATCH: say so.
@@ -201,13 +208,8 @@ sched_idle() {
 # scheduler puts it (dlmd --cpu none), ROUNDS rounds of all-local Himeno,
 # Himeno and the triad.
 cpu_none() {
-	local tr=$1 r
-	start_dlmd "$tr" --cpu none || return 0
-	for ((r = 1; r <= rounds; r++)); do
-		run himeno local - 100 "${hrun[@]}" -m malloc
-		himeno_dlm "$tr" cpu-none "$low"
-		run stream "$tr" cpu-none "$low" "$stream" -m dlm -s "$mb" -l "$low" -i "$iters"
-	done
+	start_dlmd "$1" --cpu none || return 0
+	rounds_at_low "$1" cpu-none "$rounds"
 	stop_dlmd
 }
 
@@ -222,12 +224,7 @@ for tr in $transports; do
 		run stream "$tr" default "$pct" "$stream" -m dlm -s "$mb" -l "$pct" -i "$iters"
 		himeno_dlm "$tr" default "$pct"
 		if [[ $pct == "$low" ]]; then	# more rounds of the bar's two sides
-			for ((r = 2; r <= rounds; r++)); do
-				run himeno local - 100 "${hrun[@]}" -m malloc
-				himeno_dlm "$tr" default "$pct"
-				# and of the triad, for the variants' tables
-				run stream "$tr" default "$pct" "$stream" -m dlm -s "$mb" -l "$pct" -i "$iters"
-			done
+			rounds_at_low "$tr" default $((rounds - 1))
 		fi
 		if [[ $tr == tcp ]]; then	# every written page stored
 			echo N >"$params/same_filled"
