@@ -143,21 +143,23 @@ int dlm_cpu_parse(const char *s)
 	return (int)v;
 }
 
-/* The allowed CPUs of SET as a list ("0-3,6"), for messages. */
-static void cpu_list(const cpu_set_t *set, char *buf, size_t len)
+/* The kernel's list of the CPUs this process may use ("0-3,6"), or "?". */
+static void cpu_list(char *buf, size_t len)
 {
-	size_t n = 0;
-	int c, first;
+	static const char key[] = "Cpus_allowed_list:";
+	char line[256], list[256];
+	FILE *f = fopen("/proc/self/status", "r");
 
-	buf[0] = '\0';
-	for (c = 0; c < CPU_SETSIZE && n < len; c++) {
-		if (!CPU_ISSET(c, set))
+	snprintf(buf, len, "?");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, sizeof(key) - 1))
 			continue;
-		for (first = c; c + 1 < CPU_SETSIZE && CPU_ISSET(c + 1, set);)
-			c++;
-		n += snprintf(buf + n, len - n, first == c ? "%s%d" : "%s%d-%d",
-			      n ? "," : "", first, c);
+		if (sscanf(line + sizeof(key) - 1, "%255s", list) == 1)
+			snprintf(buf, len, "%s", list);
+		break;
 	}
+	if (f)
+		fclose(f);
 }
 
 /*
@@ -210,7 +212,7 @@ int dlm_cpu_apply(int cpu, int auto_ok, char *err, size_t errlen)
 			;
 		cpu = c;
 	} else if (!CPU_ISSET(cpu, &allowed)) {
-		cpu_list(&allowed, list, sizeof(list));
+		cpu_list(list, sizeof(list));
 		snprintf(err, errlen, "--cpu %d: not a CPU dlmd may run on (%s): pick one of those, or --cpu none",
 			 cpu, list);
 		return -EINVAL;
