@@ -162,34 +162,38 @@ static void cpu_list(char *buf, size_t len)
 		fclose(f);
 }
 
-/*
- * Every thread in /proc/self/task onto ONE; the number of threads moved
- * now, or -1 if the directory cannot be read.
- */
-static int move_threads(const cpu_set_t *one)
+int dlm_each_thread(int (*fn)(pid_t tid, void *arg), void *arg)
 {
 	struct dirent *e;
-	int moved = 0;
+	int n = 0;
+	pid_t tid;
 	DIR *d;
 
 	d = opendir("/proc/self/task");
 	if (!d)
 		return -1;
 	while ((e = readdir(d))) {
-		pid_t tid = (pid_t)atoi(e->d_name);
-		cpu_set_t now;
-
-		if (tid <= 0 || (!sched_getaffinity(tid, sizeof(now), &now) &&
-				 CPU_EQUAL(&now, one)))
-			continue;
-		if (sched_setaffinity(tid, sizeof(*one), one))
-			log_warn("cannot confine a thread to dlmd's CPU (--cpu)",
-				 "tid=%d err=\"%s\"", (int)tid, strerror(errno));
-		else
-			moved++;
+		tid = (pid_t)atoi(e->d_name);
+		if (tid > 0 && fn(tid, arg))
+			n++;
 	}
 	closedir(d);
-	return moved;
+	return n;
+}
+
+/* Thread TID onto the one CPU of ONE (a cpu_set_t); 1 if it moved now. */
+static int move_thread(pid_t tid, void *one)
+{
+	const cpu_set_t *set = one;
+	cpu_set_t now;
+
+	if (!sched_getaffinity(tid, sizeof(now), &now) && CPU_EQUAL(&now, set))
+		return 0;
+	if (!sched_setaffinity(tid, sizeof(*set), set))
+		return 1;
+	log_warn("cannot confine a thread to dlmd's CPU (--cpu)",
+		 "tid=%d err=\"%s\"", (int)tid, strerror(errno));
+	return 0;
 }
 
 int dlm_cpu_apply(int cpu, int auto_ok, char *err, size_t errlen)
@@ -229,7 +233,7 @@ int dlm_cpu_apply(int cpu, int auto_ok, char *err, size_t errlen)
 	 * Then every other (the MPI library's); again until none moves, for a
 	 * thread created by one not yet moved while the list was read.
 	 */
-	for (pass = 0; pass < 8 && move_threads(&one) > 0; pass++)
+	for (pass = 0; pass < 8 && dlm_each_thread(move_thread, &one) > 0; pass++)
 		;
 	return cpu;
 }

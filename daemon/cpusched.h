@@ -5,6 +5,9 @@
 #ifndef DLM_CPUSCHED_H
 #define DLM_CPUSCHED_H
 
+#include <stddef.h>
+#include <sys/types.h>
+
 /*
  * batch (the default): SCHED_BATCH, so that a daemon thread woken while
  * the program it serves computes does not preempt the program; it runs on
@@ -50,5 +53,12 @@ int dlm_cpu_parse(const char *s);
  * process may use.  A thread that cannot be moved is logged.
  */
 int dlm_cpu_apply(int cpu, int auto_ok, char *err, size_t errlen);
+
+/*
+ * FN(TID, ARG) for every thread of this process (/proc/self/task), the
+ * caller included; the number of calls that returned nonzero, or -1 if
+ * the list cannot be read.  A thread created meanwhile may be missed.
+ */
+int dlm_each_thread(int (*fn)(pid_t tid, void *arg), void *arg);
 
 #endif

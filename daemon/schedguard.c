@@ -34,7 +34,6 @@
  * wants, is never taken for starved; one under another policy (a library's
  * SCHED_FIFO thread, say) is left alone.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -47,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpusched.h"
 #include "log.h"
 #include "schedguard.h"
 
@@ -281,35 +281,35 @@ static void look(struct watched *w, uint64_t now)
 	w->runnable = 0;	/* it runs: a new window */
 }
 
+/* Thread TID seen in this look: watched from now (the guard, SELF, not). */
+static int mark_seen(pid_t tid, void *self)
+{
+	struct watched *w;
+
+	if (tid == *(pid_t *)self)
+		return 0;
+	w = find(tid);
+	if (w)
+		w->seen = 1;	/* else more than GUARD_THREADS */
+	return 0;
+}
+
 static void *guard(void *arg)
 {
 	struct timespec period = { 0, GUARD_PERIOD_MS * 1000000L };
 	pid_t self = gettid();
 	struct watched *w;
-	struct dirent *de;
 	uint64_t now;
-	DIR *dir;
-	pid_t tid;
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), SCHED_GUARD_COMM);
 	for (;;) {
 		nanosleep(&period, NULL);
-		dir = opendir("/proc/self/task");
-		if (!dir)
-			continue;
-		now = now_ms();
 		for (w = watched; w < watched + GUARD_THREADS; w++)
 			w->seen = 0;
-		while ((de = readdir(dir))) {
-			tid = (pid_t)atoi(de->d_name);
-			if (tid <= 0 || tid == self)
-				continue;
-			w = find(tid);
-			if (w)
-				w->seen = 1;	/* else more than GUARD_THREADS */
-		}
-		closedir(dir);
+		if (dlm_each_thread(mark_seen, &self) < 0)
+			continue;
+		now = now_ms();
 		for (w = watched; w < watched + GUARD_THREADS; w++)
 			if (!w->seen)
 				w->tid = 0;
