@@ -233,7 +233,8 @@ int dlm_cpu_apply(int cpu, int auto_ok, char *err, size_t errlen)
 	 * Then every other (the MPI library's); again until none moves, for a
 	 * thread created by one not yet moved while the list was read.
 	 */
-	for (pass = 0; pass < 8 && dlm_each_thread(move_thread, &one) > 0; pass++)
-		;
+	for (pass = 0; pass < 8; pass++)
+		if (dlm_each_thread(move_thread, &one) <= 0)
+			break;
 	return cpu;
 }
