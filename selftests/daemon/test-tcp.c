@@ -176,20 +176,32 @@ int main(int argc, char **argv)
 	tap_ok(ok && !memcmp(rd, want, 128 * KiB),
 	       "a READ overlapping the start of a WRITE in flight sees the old bytes before it and the new ones in it");
 
-	/* Lanes: a small READ does not wait for the big WRITEs before it. */
+	/*
+	 * Lanes: a small READ does not wait for the big WRITEs before it.
+	 * On one connection it would be answered after the last of them,
+	 * every time; on its own lane it is answered before unless its
+	 * threads are not scheduled while the 8 MB go out, which a loaded
+	 * machine with two CPUs does now and then: most of 8 must be.
+	 */
 	for (i = 0; i < 8; i++)
 		fill(w + (uint64_t)i * MiB, MiB, (unsigned int)i + 3000);
-	atomic_store(&completions, 0);
-	for (i = 0; i < 8; i++)
-		submit(i, XFER_WRITE, 8 * MiB + (uint64_t)i * MiB, MiB,
-		       w + (uint64_t)i * MiB);
-	submit(8, XFER_READ, 0, 4 * KiB, rd);
-	ok = !wait_all(9);
-	for (i = 0; i < 9; i++)
-		ok &= !txs[i].status;
-	tap_ok(ok && txs[8].order < 9,
-	       "a 4 KB READ of other bytes completes before the last of eight 1 MB WRITEs queued before it (completion %d of 9)",
-	       txs[8].order);
+	bad = 0;
+	ok = 1;
+	for (k = 0; k < 8 && ok; k++) {
+		atomic_store(&completions, 0);
+		for (i = 0; i < 8; i++)
+			submit(i, XFER_WRITE, 8 * MiB + (uint64_t)i * MiB,
+			       MiB, w + (uint64_t)i * MiB);
+		submit(8, XFER_READ, 0, 4 * KiB, rd);
+		ok &= !wait_all(9);
+		for (i = 0; i < 9; i++)
+			ok &= !txs[i].status;
+		if (txs[8].order == 9)
+			bad++;
+	}
+	tap_ok(ok && bad <= 3,
+	       "a 4 KB READ of other bytes completes before the last of eight 1 MB WRITEs queued before it, most times (%d of 8 not; one lane: 8)",
+	       bad);
 	ok = 1;
 	for (i = 0; i < 8 && ok; i++)
 		ok = transport_io(&transport_tcp, c, XFER_READ,
