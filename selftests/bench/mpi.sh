@@ -17,11 +17,17 @@
 #                cross, async, inline (stream -x, himeno's libdlm
 #                --protocol) on each transport, and dlmd's
 #                MPI protocols as1, as2, cs (--mpi-protocol) on each MPI
-#   rounds       issue 4's bars are measured ROUNDS times (default 3) and
-#                judged on medians: the kernel protocols in a rotated order
-#                each round, and Himeno at the lowest ratio alternated with
-#                all-local Himeno, so that drift in the VM falls on both sides
-#                (the triad at the lowest ratio runs ROUNDS times too)
+#   rounds       the kernel protocols are measured ROUNDS times (default
+#                3), in a rotated order each round, and judged on medians;
+#                Himeno and the triad at the lowest ratio run ROUNDS times
+#                on the default's job, alternated with all-local Himeno
+#   pairs        issue 4's Himeno bar, at the end: PAIRS rounds (default
+#                5), each with, per transport, all-local Himeno and right
+#                after it Himeno at the lowest ratio in a fresh dlmd job
+#                (default options); the bar takes the median of the pairs'
+#                time ratios, so that the host's drift over the run (the
+#                all-local time moves by up to 2.3x in one run on a busy
+#                host) falls on both runs of a pair and on every transport
 #   same-filled  Himeno on tcp at every ratio also with the module's
 #                same_filled=N (every written page stored, none kept as a
 #                value), for comparison
@@ -72,6 +78,8 @@ unpinned=${UNPINNED:-1}
 [[ $unpinned == [01] ]] || { echo "mpi.sh: UNPINNED must be 0 or 1" >&2; exit 2; }
 dcpus=1-$((ncpu - 1))	# the daemons' CPUs in the split runs
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "mpi.sh: ROUNDS must be a positive integer" >&2; exit 2; }
+pairs=${PAIRS:-5}
+[[ $pairs =~ ^[1-9][0-9]*$ ]] || { echo "mpi.sh: PAIRS must be a positive integer" >&2; exit 2; }
 stream=$bin/bench/stream
 himeno=$bin/bench/himeno
 tmp=$(mktemp -d)
@@ -213,11 +221,13 @@ cpu_none() {
 	stop_dlmd
 }
 
+ran=()	# the transports measured, for the pairs
 for tr in $transports; do
 	if [[ $tr != tcp ]] && { [[ ! -x $bin/bin/dlmd-$tr ]] || ! command -v "mpirun.$tr" >/dev/null; }; then
 		say "$tr: no dlmd-$tr or mpirun.$tr: skipped"
 		continue
 	fi
+	ran+=("$tr")
 	# Default protocols, every ratio; the latency of the lowest ratio.
 	for pct in "${pcts[@]}"; do
 		start_dlmd "$tr" || continue 2
@@ -269,6 +279,23 @@ for tr in $transports; do
 	fi
 done
 
+# Issue 4's Himeno bar in pairs close in time: per round and transport,
+# all-local Himeno (no dlmd running), then a fresh dlmd job and Himeno at
+# the lowest ratio on it.  Every pair writes both of its rows, failed or
+# not, so that mpi_report.py pairs them by their order.
+for ((r = 1; r <= pairs; r++)); do
+	say "pairs for the Himeno bar: round $r of $pairs"
+	for tr in "${ran[@]}"; do
+		run himeno local "pair-$tr" 100 "${hrun[@]}" -m malloc
+		if start_dlmd "$tr"; then
+			himeno_dlm "$tr" pair "$low"
+			stop_dlmd
+		else
+			echo "himeno,$tr,pair,$low,,failed," >>"$csv"
+		fi
+	done
+done
+
 /usr/bin/python3 "$top/selftests/bench/mpi_report.py" "$csv" "$out/mpi.png" \
-	"stream ${mb} MB x 3, ${iters} iterations, 1 MB DLM pages; himeno $hsize ($hmb MB), $hiters sweeps, $hpage KB DLM pages; $rounds rounds for the bars; $(uname -r)" |
+	"stream ${mb} MB x 3, ${iters} iterations, 1 MB DLM pages; himeno $hsize ($hmb MB), $hiters sweeps, $hpage KB DLM pages; $rounds rounds, $pairs pairs for the Himeno bar; $(uname -r)" |
 	tee "$out/mpi.txt"

@@ -3,7 +3,7 @@
 #
 # Native test of the benchmark scripts' argument checks (make check): bad
 # ARRAY_MB, ITERATIONS and PERCENT (and stream.sh's XFER_RUNS, mpi.sh's
-# ROUNDS, SPLIT, IDLE and UNPINNED, wakeup.sh's PERCENT, ROUNDS, WAKE_US and
+# ROUNDS, PAIRS, SPLIT, IDLE and UNPINNED, wakeup.sh's PERCENT, ROUNDS, WAKE_US and
 # TRANSPORTS) end each script with status 2 and a message
 # before it needs root or touches the machine; lib.sh's himeno_budget_ok
 # refuses a Himeno budget under 20 DLM pages and names the HIMENO_PAGE_KB
@@ -58,7 +58,7 @@ bad() {
 }
 
 echo "TAP version 13"
-echo "1..77"
+echo "1..79"
 
 for s in stream.sh mpi.sh verbs.sh umode.sh replicas.sh; do
 	bad "$s" "PERCENT '7.5'" 32 3 7.5
@@ -69,6 +69,7 @@ bad stream.sh "PERCENT '101'" 32 3 101
 XFER_RUNS=0 bad stream.sh "XFER_RUNS '0'" 32 3 10
 bad mpi.sh "not '32' and '-1'" 32 -1
 ROUNDS=0 bad mpi.sh "ROUNDS must be a positive integer" 32 3 7
+PAIRS=-1 bad mpi.sh "PAIRS must be a positive integer" 32 3 7
 SPLIT=2 bad mpi.sh "SPLIT must be 0 or 1" 32 3 7
 IDLE=x bad mpi.sh "IDLE must be 0 or 1" 32 3 7
 UNPINNED=yes bad mpi.sh "UNPINNED must be 0 or 1" 32 3 7
