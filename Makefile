@@ -39,21 +39,26 @@ KMAKE		= $(MAKE) -C $(KDIR) M=$(CURDIR)/kmod $(KCONFIG_ARGS) \
 		  KCFLAGS="$(KMOD_KCFLAGS)"
 
 # dlmem.ko for the kernel a VM boots (VM_KERNEL): kmod/dlmem.ko when KDIR
-# is that kernel's (or VM_KERNEL is a path to a vmlinuz: then build kmod/
-# for it with KDIR=), else $(O)/kmod-$(VM_KERNEL)/kmod/dlmem.ko, which
-# vm-kmod builds from a copy of the sources against
-# /usr/src/linux-headers-$(VM_KERNEL).
+# is that kernel's, else $(O)/kmod-VERSION/kmod/dlmem.ko, which vm-kmod
+# builds from a copy of the sources against /usr/src/linux-headers-VERSION.
+# VERSION is VM_KERNEL, or for a path the version in its name
+# (.../vmlinuz-VERSION).  A path with KDIR given, or named otherwise (a
+# bzImage), takes kmod/dlmem.ko, built with that KDIR.
 KDIR_RELEASE	:= $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' \
 		     $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
-VM_KO		:= $(strip $(if $(or $(findstring /,$(VM_KERNEL)),$(filter $(VM_KERNEL),$(KDIR_RELEASE))),\
-		     $(CURDIR)/kmod/dlmem.ko,$(O)/kmod-$(VM_KERNEL)/kmod/dlmem.ko))
+VM_KVER		:= $(strip $(if $(findstring /,$(VM_KERNEL)),\
+		     $(if $(filter file,$(origin KDIR)),$(patsubst vmlinuz-%,%,\
+		     $(filter vmlinuz-%,$(notdir $(VM_KERNEL))))),$(VM_KERNEL)))
+VM_KO		:= $(strip $(if $(or $(if $(VM_KVER),,1),$(filter $(VM_KVER),$(KDIR_RELEASE))),\
+		     $(CURDIR)/kmod/dlmem.ko,$(O)/kmod-$(VM_KVER)/kmod/dlmem.ko))
 
 # $(call kmod_copy,VERSION,HEADERS): dlmem.ko built for kernel VERSION
 # against the build tree HEADERS in $(O)/kmod-VERSION, from a copy of the
 # sources (kmod/ keeps its own build).
 kmod_copy	= test -d $(2) || { \
 		    echo "no build tree for $(1) at $(2): run 'make deps'" \
-		      "or apt-get install linux-headers-$(1)" >&2; exit 1; } && \
+		      "or apt-get install linux-headers-$(1)," \
+		      "or pass KDIR=<its build tree>" >&2; exit 1; } && \
 		  rm -rf $(O)/kmod-$(1) && mkdir -p $(O)/kmod-$(1)/kmod && \
 		  cp kmod/*.[ch] kmod/Kbuild $(O)/kmod-$(1)/kmod/ && \
 		  cp -r uapi $(O)/kmod-$(1)/ && \
@@ -129,7 +134,7 @@ modules:
 	$(KMAKE) W=1 modules
 
 vm-kmod: modules
-	@$(if $(filter $(CURDIR)/kmod/dlmem.ko,$(VM_KO)),:,$(call kmod_copy,$(VM_KERNEL),/usr/src/linux-headers-$(VM_KERNEL)))
+	@$(if $(filter $(CURDIR)/kmod/dlmem.ko,$(VM_KO)),:,$(call kmod_copy,$(VM_KVER),/usr/src/linux-headers-$(VM_KVER)))
 
 # ---- user space -----------------------------------------------------------
 
