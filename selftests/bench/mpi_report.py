@@ -10,15 +10,14 @@ and for Himeno, with their time relative to serial, and dlmd's MPI
 protocols (as1, as2, cs), relative to cs; Himeno over tcp with same-filled
 pages kept (the default) and stored (same_filled=N); Himeno at the lowest
 ratio with the program on CPU 0 and the daemons on the other CPUs (cpu
-split), relative to all-local Himeno on CPU 0; Himeno and the triad at
-the lowest ratio with the daemons under SCHED_IDLE, and over the MPIs
-with rank 0 left to the scheduler (dlmd --cpu none), each beside the
-default; dlmd's swap-in and
-swap-out latency; and issue 4's bars, the Himeno bar from mpi.sh's pairs
-(all-local Himeno, then Himeno at the lowest ratio in a fresh job right
-after it): the median of the pairs' time ratios.  Plots time relative to all-local
-memory against the local-memory ratio (as the paper's Fig. 11): triad on
-the left, Himeno on the right.
+split), relative to all-local Himeno on CPU 0; Himeno and the triad at the
+lowest ratio with the daemons under SCHED_IDLE, and over the MPIs with rank
+0 left to the scheduler (dlmd --cpu none), each beside the default; dlmd's
+swap-in and swap-out latency; and issue 4's bars, the Himeno bar from
+mpi.sh's pairs (all-local Himeno, then Himeno at the lowest ratio in a
+fresh job right after it): the median of the pairs' time ratios.  Plots time
+relative to all-local memory against the local-memory ratio (as the paper's
+Fig. 11): triad on the left, Himeno on the right.
 
 A configuration run more than once (mpi.sh's ROUNDS) counts by its median;
 the protocol table and the bars give the number of runs and their range.

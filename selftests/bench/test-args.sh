@@ -3,8 +3,8 @@
 #
 # Native test of the benchmark scripts' argument checks (make check): bad
 # ARRAY_MB, ITERATIONS and PERCENT (and stream.sh's XFER_RUNS, mpi.sh's
-# ROUNDS, PAIRS, SPLIT, IDLE and UNPINNED, wakeup.sh's PERCENT, ROUNDS, WAKE_US and
-# TRANSPORTS) end each script with status 2 and a message
+# ROUNDS, PAIRS, SPLIT, IDLE and UNPINNED, wakeup.sh's PERCENT, ROUNDS,
+# WAKE_US and TRANSPORTS) end each script with status 2 and a message
 # before it needs root or touches the machine; lib.sh's himeno_budget_ok
 # refuses a Himeno budget under 20 DLM pages and names the HIMENO_PAGE_KB
 # that fits, and its wait_registered gives up on a dlmd that does not
