@@ -9,7 +9,8 @@
  * without waiting, sees the WRITE (it must go behind it on the write
  * lane), also when it only partly overlaps; that a READ of other bytes
  * does not wait for the 1 MB WRITEs queued before it (the lanes work),
- * nor for a large READ before it (it takes the other read lane);
+ * nor for a large READ before it (it takes the other read lane), most
+ * of 8 times each;
  * that WRITEs more than the write lane's bounce ring holds, of a size
  * that makes it wrap, and one larger than it, are stored byte for byte;
  * that stop() completes everything pending exactly once, with no dead()
