@@ -897,8 +897,8 @@ TEST_F(board, threads)
  * plus the token's line time (the kernel's model), measured rotations
  * within 10% of it on average (a late one is made up on the next ones);
  * and a DMA write no faster than 170 MB/s.  A busy host can only make
- * rotations late, and a late one right before a rotation that is not
- * timed (the token held idle) is made up there, so the 100 rotations are
+ * rotations late, and what a late one owes is forgotten when the token
+ * rests or is held idle before it is made up, so the 100 rotations are
  * timed up to three times and the first try within 10% counts; a model
  * that paces too slowly is late every time.
  */

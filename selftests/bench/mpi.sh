@@ -26,7 +26,7 @@
 #                after it Himeno at the lowest ratio in a fresh dlmd job
 #                (default options); the bar takes the median of the pairs'
 #                time ratios, so that the host's drift over the run (the
-#                all-local time moves by up to 2.3x in one run on a busy
+#                all-local time moved by 2-3x within one run on a busy
 #                host) falls on both runs of a pair and on every transport
 #   same-filled  Himeno on tcp at every ratio also with the module's
 #                same_filled=N (every written page stored, none kept as a
