@@ -203,6 +203,12 @@ fi
 # lockdep and DEBUG_PAGEALLOC kernel) carries the token between boards in
 # 50-80 ms, more than the longest fiber the model takes (10000 km, 50 ms),
 # so no rotation there can match the model: those two checks are skipped.
+# The mean over the rotations between two stats lines, from the running
+# means A and B over C0 and C1 rotations (0 when none passed).
+window_mean() {
+	awk -v a="$1" -v b="$2" -v c0="$3" -v c1="$4" \
+		'BEGIN { printf "%.0f", (c1 > c0 ? (b * c1 - a * c0) / (c1 - c0) : 0) }'
+}
 for nodes in 2 3; do
 	fiber=4000000
 	if ((${DLM_TIMEOUT_SCALE:-1} > 1)); then
@@ -225,8 +231,8 @@ for nodes in 2 3; do
 		read -r _ c0 _ m0 _ mod0 _ _ <<<"$b0"
 		read -r _ c1 _ m1 _ mod1 _ _ <<<"$b1"
 		cnt=$((c1 - c0))
-		meas=$(awk -v a="$m0" -v b="$m1" -v c0="$c0" -v c1="$c1" 'BEGIN { printf "%.0f", (c1 > c0 ? (b * c1 - a * c0) / (c1 - c0) : 0) }')
-		model=$(awk -v a="$mod0" -v b="$mod1" -v c0="$c0" -v c1="$c1" 'BEGIN { printf "%.0f", (c1 > c0 ? (b * c1 - a * c0) / (c1 - c0) : 0) }')
+		meas=$(window_mean "$m0" "$m1" "$c0" "$c1")
+		model=$(window_mean "$mod0" "$mod1" "$c0" "$c1")
 		echo "# try $try, $nodes nodes, L = $fiber m: $cnt busy rotations, measured $meas ns, model $model ns (500*$nodes + 5*$fiber = $((500 * nodes + 5 * fiber)) + line)"
 		awk -v m="$meas" -v e="$model" 'BEGIN { exit !(m <= 1.10 * e) }' && break
 	done
