@@ -196,6 +196,13 @@ else
 	skip "no ring"
 fi
 
+# The mean over the rotations between two stats lines, from the running
+# means A and B over C0 and C1 rotations (0 when none passed).
+window_mean() {
+	awk -v a="$1" -v b="$2" -v c0="$3" -v c1="$4" \
+		'BEGIN { printf "%.0f", (c1 > c0 ? (b * c1 - a * c0) / (c1 - c0) : 0) }'
+}
+
 # The timing model over the ring, 2 and 3 nodes: 4000 km of fiber (20 ms a
 # rotation), long enough that the emulated transport (several TCP hops
 # under TCG, on a host that may be busy) fits in a rotation.  A kernel the
@@ -203,12 +210,6 @@ fi
 # lockdep and DEBUG_PAGEALLOC kernel) carries the token between boards in
 # 50-80 ms, more than the longest fiber the model takes (10000 km, 50 ms),
 # so no rotation there can match the model: those two checks are skipped.
-# The mean over the rotations between two stats lines, from the running
-# means A and B over C0 and C1 rotations (0 when none passed).
-window_mean() {
-	awk -v a="$1" -v b="$2" -v c0="$3" -v c1="$4" \
-		'BEGIN { printf "%.0f", (c1 > c0 ? (b * c1 - a * c0) / (c1 - c0) : 0) }'
-}
 for nodes in 2 3; do
 	fiber=4000000
 	if ((${DLM_TIMEOUT_SCALE:-1} > 1)); then
