@@ -27,7 +27,8 @@
 #                (default options); the bar takes the median of the pairs'
 #                time ratios, so that the host's drift over the run (the
 #                all-local time moved by 2-3x within one run on a busy
-#                host) falls on both runs of a pair and on every transport
+#                host) falls on both runs of a pair and on every transport;
+#                the transports' order is rotated each round
 #   same-filled  Himeno on tcp at every ratio also with the module's
 #                same_filled=N (every written page stored, none kept as a
 #                value), for comparison
@@ -282,10 +283,19 @@ done
 # Issue 4's Himeno bar in pairs close in time: per round and transport,
 # all-local Himeno (no dlmd running), then a fresh dlmd job and Himeno at
 # the lowest ratio on it.  Every pair writes both of its rows, failed or
-# not, so that mpi_report.py pairs them by their order.
+# not, so that mpi_report.py pairs them by their order.  The transports'
+# order is rotated each round: in a fixed order (tcp, Open MPI, MPICH,
+# four runs on 2026-12-07) the all-local run right after tcp's job was
+# the slowest of the three in every run, which made Open MPI's ratios
+# look better and the others' worse.
 for ((r = 1; r <= pairs; r++)); do
 	say "pairs for the Himeno bar: round $r of $pairs"
-	for tr in "${ran[@]}"; do
+	n=${#ran[@]}
+	order=()
+	for ((i = 0; i < n; i++)); do
+		order+=("${ran[(i + r - 1) % n]}")
+	done
+	for tr in "${order[@]}"; do
 		run himeno local "pair-$tr" 100 "${hrun[@]}" -m malloc
 		if start_dlmd "$tr"; then
 			himeno_dlm "$tr" pair "$low"
