@@ -285,17 +285,13 @@ done
 # the lowest ratio on it.  Every pair writes both of its rows, failed or
 # not, so that mpi_report.py pairs them by their order.  The transports'
 # order is rotated each round: in a fixed order (tcp, Open MPI, MPICH,
-# four runs on 2026-12-07) the all-local run right after tcp's job was
-# the slowest of the three in every run, which made Open MPI's ratios
-# look better and the others' worse.
+# four runs on 2026-12-07) the all-local run right after tcp's job, Open
+# MPI's, was the slowest of the three in three of the runs, which may
+# have made Open MPI's ratios look better than they were.
 for ((r = 1; r <= pairs; r++)); do
 	say "pairs for the Himeno bar: round $r of $pairs"
-	n=${#ran[@]}
-	order=()
-	for ((i = 0; i < n; i++)); do
-		order+=("${ran[(i + r - 1) % n]}")
-	done
-	for tr in "${order[@]}"; do
+	k=$((${#ran[@]} ? (r - 1) % ${#ran[@]} : 0))
+	for tr in "${ran[@]:k}" "${ran[@]:0:k}"; do
 		run himeno local "pair-$tr" 100 "${hrun[@]}" -m malloc
 		if start_dlmd "$tr"; then
 			himeno_dlm "$tr" pair "$low"
