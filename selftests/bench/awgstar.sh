@@ -215,10 +215,7 @@ rev=$(git -C "$top" describe --always --dirty 2>/dev/null || echo '?')
 title="SPLASH-2-style kernels, AWG-STAR emulation vs Open MPI; $(nproc) vCPUs; $(uname -r);"
 title+=" radix ${radix_args[*]}, lu ${lu_args[*]}, fft ${fft_args[*]}; best of $reps; $rev"
 [[ -n ${DLM_BIN:-} ]] && title+="; awgstard from $DLM_BIN"
-export MPLCONFIGDIR=$tmp/mpl
-py=python3
-[[ -x /usr/bin/python3 ]] && py=/usr/bin/python3	# Debian's, with matplotlib
-"$py" "$top/selftests/bench/awgstar_report.py" "$csv" "$out/awgstar.png" "$title" |
+report awgstar_report.py "$csv" "$out/awgstar.png" "$title" |
 	tee "$out/awgstar.txt"
 if [[ ${DOC_IMAGE:-1} != 0 && -f $out/awgstar.png ]]; then
 	mkdir -p "$top/Documentation/images"

@@ -238,6 +238,5 @@ done
 rev=$(git -C "$top" describe --always --dirty 2>/dev/null || echo '?')
 title="osu_fmpl: FMPL vs Open MPI vs MPICH; $ncpu vCPUs; $(uname -r);"
 title+=" $iters iterations (small messages), best of $reps runs; $rev"
-MPLCONFIGDIR=$tmp /usr/bin/python3 "$top/selftests/bench/fmpl_report.py" \
-	"$csv" "$out/fmpl.png" "$title" | tee "$out/fmpl.txt"
+report fmpl_report.py "$csv" "$out/fmpl.png" "$title" | tee "$out/fmpl.txt"
 exit "$failed"

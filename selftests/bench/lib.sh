@@ -194,3 +194,21 @@ start_dlmd() {
 	wait_registered "$tr" || return 1
 	grep -o 'protocol=[a-z0-9]*' "$tmp/dlmd.log" | head -1 >&2 || true
 }
+
+# report SCRIPT ARGS...: run the report selftests/bench/SCRIPT with ARGS,
+# under Debian's python3 if there is one (the one with matplotlib).
+# matplotlib's config and font cache go in build/mplconfig: in a VM guest
+# the home directory is not writable, so matplotlib would make a
+# temporary one and rebuild its font cache in every run, with two
+# warnings on stderr.  An MPLCONFIGDIR already set is kept; one that
+# cannot be created is left to matplotlib.
+report() {
+	local py=python3 cfg=${MPLCONFIGDIR:-$top/build/mplconfig}
+
+	[[ -x /usr/bin/python3 ]] && py=/usr/bin/python3
+	if mkdir -p -- "$cfg" 2>/dev/null && [[ -w $cfg ]]; then
+		MPLCONFIGDIR=$cfg "$py" "$top/selftests/bench/$1" "${@:2}"
+	else
+		"$py" "$top/selftests/bench/$1" "${@:2}"
+	fi
+}

@@ -302,6 +302,6 @@ for ((r = 1; r <= pairs; r++)); do
 	done
 done
 
-/usr/bin/python3 "$top/selftests/bench/mpi_report.py" "$csv" "$out/mpi.png" \
+report mpi_report.py "$csv" "$out/mpi.png" \
 	"stream ${mb} MB x 3, ${iters} iterations, 1 MB DLM pages; himeno $hsize ($hmb MB), $hiters sweeps, $hpage KB DLM pages; $rounds rounds, $pairs pairs for the Himeno bar; $(uname -r)" |
 	tee "$out/mpi.txt"

@@ -286,9 +286,7 @@ swapdev=
 fi
 
 # ---- report ----------------------------------------------------------------------------
-py=python3
-[[ -x /usr/bin/python3 ]] && py=/usr/bin/python3	# Debian's, with matplotlib
-"$py" "$top/selftests/bench/stream_report.py" "$csv" "$out/stream.png" \
+report stream_report.py "$csv" "$out/stream.png" \
 	"stream ${mb} MB x 3, ${iters} iterations, 1 MB DLM pages; himeno $hsize ($hmb MB), $hiters sweeps, $hpage KB DLM pages; $(uname -r)" \
 	"$hcsv" |
 	tee "$out/stream.txt"

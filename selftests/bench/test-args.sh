@@ -9,7 +9,8 @@
 # refuses a Himeno budget under 20 DLM pages and names the HIMENO_PAGE_KB
 # that fits, and its wait_registered gives up on a dlmd that does not
 # register within RUN_TIMEOUT, and its ko_fits tells a dlmem.ko built for
-# another kernel by its vermagic; stream refuses a budget under three DLM
+# another kernel by its vermagic, and its report keeps matplotlib's
+# config in build/mplconfig; stream refuses a budget under three DLM
 # pages and names the page size that fits; each benchmark program
 # (${O:-build}/bench) prints its usage on stdout and exits 0 for --help,
 # and (but umode_bench, whose options libdlm parses first) exits 2 with
@@ -195,4 +196,34 @@ fi
 out=$(fits "$tmp/none.ko" "$(uname -r)")
 check "ko_fits: 1 for a missing module, saying to run make" \
 	test $? = 1 -a "${out/*"no dlmem.ko at $tmp/none.ko: run make"*/x}" = x
+
+# report, which runs the benchmarks' report scripts: ARGS passed through,
+# matplotlib's config in build/mplconfig unless MPLCONFIGDIR is set, and
+# the script run all the same when build/mplconfig cannot be made.
+rep() {	# rep TOP ARGS...: report env_report.py ARGS... under TOP
+	(
+		# shellcheck disable=SC2030 # top: lib.sh's, in this subshell
+		top=$1
+		# shellcheck source=selftests/bench/lib.sh
+		. "$here/lib.sh"
+		report env_report.py "${@:2}"
+	) 2>&1
+}
+for d in top rotop; do
+	mkdir -p "$tmp/$d/selftests/bench"
+	printf '%s\n' 'import os, sys' \
+		'print(os.environ.get("MPLCONFIGDIR"), *sys.argv[1:])' \
+		>"$tmp/$d/selftests/bench/env_report.py"
+done
+touch "$tmp/rotop/build"	# a file: no build/mplconfig under it
+out=$(unset MPLCONFIGDIR; rep "$tmp/top" 'a b' c)
+check "report: MPLCONFIGDIR=build/mplconfig, made; arguments kept" \
+	test $? = 0 -a "$out" = "$tmp/top/build/mplconfig a b c" \
+	-a -d "$tmp/top/build/mplconfig"
+out=$(MPLCONFIGDIR=$tmp/own rep "$tmp/top" x)
+check "report: an MPLCONFIGDIR set is kept" \
+	test $? = 0 -a "$out" = "$tmp/own x" -a -d "$tmp/own"
+out=$(unset MPLCONFIGDIR; rep "$tmp/rotop" x)
+check "report: runs without MPLCONFIGDIR when build/mplconfig cannot be made" \
+	test $? = 0 -a "$out" = "None x"
 exit $fail

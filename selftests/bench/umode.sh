@@ -130,10 +130,7 @@ for pct in "${pcts[@]}"; do
 done
 
 # ---- report -----------------------------------------------------------------
-export MPLCONFIGDIR=$tmp/mpl
-py=python3
-[[ -x /usr/bin/python3 ]] && py=/usr/bin/python3	# Debian's, with matplotlib
-"$py" "$top/selftests/bench/umode_report.py" "$csv" "$out/umode.png" \
+report umode_report.py "$csv" "$out/umode.png" \
 	"triad ${mb} MB x 3, ${iters} iterations, 1 MB DLM pages; faults: 8 MB budget, 32 MB space; one dlm-memserver on 127.0.0.1; $(uname -r)" |
 	tee "$out/umode.txt"
 say "done in $(($(date +%s) - t_start)) s"

@@ -213,6 +213,6 @@ for tr in $transports; do
 	stop_servers
 done
 
-/usr/bin/python3 "$top/selftests/bench/verbs_report.py" "$csv" "$out/verbs.png" \
+report verbs_report.py "$csv" "$out/verbs.png" \
 	"stream ${mb} MB x 3, ${iters} iterations, 1 MB DLM pages; soft-RoCE (rdma_rxe) on a veth pair, MTU 9000; $(uname -r)" |
 	tee "$out/verbs.txt"
