@@ -287,7 +287,9 @@ done
 # order is rotated each round: in a fixed order (tcp, Open MPI, MPICH,
 # four runs on 2026-12-07) the all-local run right after tcp's job, Open
 # MPI's, was the slowest of the three in three of the runs, which may
-# have made Open MPI's ratios look better than they were.
+# have made Open MPI's ratios look better than they were.  (Later, in a
+# fresh VM, a stopped job did not slow the next all-local run: likely
+# the host, but the rotation costs nothing.)
 for ((r = 1; r <= pairs; r++)); do
 	say "pairs for the Himeno bar: round $r of $pairs"
 	k=$((${#ran[@]} ? (r - 1) % ${#ran[@]} : 0))
