@@ -128,6 +128,8 @@ enum dlm_slot_state {
  *	can be skipped.
  * @val: see @holds_val.
  * @ready_ns: when a FETCH into the slot completed, 0 once mapped.
+ * @stamp: the space's @fault_seq when the slot was last filled or faulted
+ *	on through its page tables (the order of cheap victims).
  * @req: the transfer in flight (FETCHING, STORING); holds no reference, the
  *	completion clears it under the space's lock.
  */
@@ -141,6 +143,7 @@ struct dlm_slot {
 	bool holds_val;
 	u64 val;
 	u64 ready_ns;
+	u64 stamp;
 	struct dlm_req *req;
 };
 
@@ -160,6 +163,9 @@ struct dlm_slot {
 #define DLM_XA_LOST	1	/* its data was lost: SIGBUS */
 #define DLM_XA_FILL0	2
 #define DLM_XA_SLOT0	(DLM_XA_FILL0 + DLM_FILL_VALS)
+
+/* DLM pages behind sequential streams a remote space remembers (remote.c). */
+#define DLM_BEHIND_MAX	32
 
 /**
  * struct dlm_space - one DLM address space, owned by one open file.
@@ -194,6 +200,11 @@ struct dlm_slot {
  *	before its use, raised by one after @budget_dpages uses (under @lock).
  * @ra_hits: remote spaces: faults on pages read ahead since @ra_depth last
  *	changed (under @lock).
+ * @fault_seq: remote spaces: counts the faults that fill or map a slot.
+ * @behind: remote spaces: DLM pages sequential streams left behind, the
+ *	last @nr_behind before @behind_head (a ring), under @lock.
+ * @behind_head: next entry of @behind to write.
+ * @nr_behind: entries of @behind not yet taken.
  * @registered: remote spaces: the daemon accepted SPACE_NEW.
  * @evict_failed: remote spaces: the last STORE of a victim failed.
  * @held_since: remote spaces: jiffies when a fault first found no victim
@@ -244,6 +255,10 @@ struct dlm_space {
 	u64 hand;
 	u64 ra_depth;
 	u64 ra_hits;
+	u64 fault_seq;
+	u64 behind[DLM_BEHIND_MAX];
+	u8 behind_head;
+	u8 nr_behind;
 	bool registered;
 	bool evict_failed;
 	unsigned long held_since;
@@ -364,6 +379,7 @@ extern unsigned int dlm_request_timeout_ms;
 extern unsigned int dlm_reserve_dpages;
 extern unsigned int dlm_readahead_dpages;
 extern bool dlm_same_filled;
+extern bool dlm_scan_resist;
 extern bool dlm_pin_check;
 /* Smallest budget, in DLM pages, of a space that reads ahead. */
 #define DLM_RA_MIN_BUDGET	8

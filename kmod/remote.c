@@ -425,6 +425,90 @@ static bool dlm_slot_test_clear_referenced(struct dlm_space *sp, u64 k)
 	return dlm_space_test_clear_young(sp, slot->dpn) || referenced;
 }
 
+/* Can slot @k go now?  Not if in use since last asked, or held. */
+static bool dlm_slot_idle(struct dlm_space *sp, u64 k, u64 keep, bool *held)
+{
+	struct dlm_slot *slot = &sp->slots[k];
+
+	if (slot->state != DLM_SLOT_READY || k == keep || slot->ahead)
+		return false;
+	if (dlm_space_test_clear_young(sp, slot->dpn))
+		return false;
+	if (dlm_pool_frames_held(dlm_slot_frames(sp, k), sp->ppd)) {
+		*held = true;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * scan_resist: the resident page longest unfaulted on that comes back
+ * without the daemon (zero-filled, or filled from the space's table of
+ * values, and not written since as far as the slot knows), unless it was
+ * used since the last look.  A slot passed over gets a fresh stamp.  The
+ * pages of the last quarter of the budget's faults are not taken: each
+ * stream's current page is among them, and an accessed bit cleared while
+ * the TLB holds the page is not set again, so it alone would not protect
+ * them (every access of a sweep faulted).
+ */
+static u64 dlm_pick_cheap(struct dlm_space *sp, u64 keep, bool *held)
+{
+	u64 n = sp->budget_dpages, k, best, recent;
+	int tries;
+
+	recent = sp->fault_seq - min_t(u64, sp->fault_seq,
+				       max_t(u64, n / 4, 2));
+
+	for (tries = 0; tries < 8; tries++) {
+		best = DLM_NO_SLOT;
+		for (k = 0; k < n; k++) {
+			struct dlm_slot *slot = &sp->slots[k];
+
+			if (slot->state != DLM_SLOT_READY || k == keep ||
+			    slot->stamp > recent ||
+			    (slot->copy != DLM_COPY_ZERO &&
+			     slot->copy != DLM_COPY_FILL))
+				continue;
+			if (best == DLM_NO_SLOT ||
+			    slot->stamp < sp->slots[best].stamp)
+				best = k;
+		}
+		if (best == DLM_NO_SLOT)
+			return DLM_NO_SLOT;
+		if (dlm_slot_idle(sp, best, keep, held))
+			return best;
+		sp->slots[best].stamp = ++sp->fault_seq;
+	}
+	return DLM_NO_SLOT;
+}
+
+/*
+ * scan_resist: the page a sequential stream left behind most recently,
+ * unless used since.  A loop over more than the budget then evicts what
+ * it has just passed and keeps what it reaches first on its next pass,
+ * where the oldest-first order of CLOCK evicts every page just before
+ * its reuse (the sequential flooding a database buffer pool answers with
+ * MRU for its scans).
+ */
+static u64 dlm_pick_behind(struct dlm_space *sp, u64 keep, bool *held)
+{
+	u64 dpn;
+	void *e;
+
+	while (sp->nr_behind) {
+		sp->behind_head = (sp->behind_head + DLM_BEHIND_MAX - 1) %
+				  DLM_BEHIND_MAX;
+		sp->nr_behind--;
+		dpn = sp->behind[sp->behind_head];
+		e = xa_load(&sp->dpages, dpn);
+		if (!e || xa_to_value(e) < DLM_XA_SLOT0)
+			continue;
+		if (dlm_slot_idle(sp, xa_to_value(e) - DLM_XA_SLOT0, keep, held))
+			return xa_to_value(e) - DLM_XA_SLOT0;
+	}
+	return DLM_NO_SLOT;
+}
+
 /*
  * Choose a resident DLM page to evict.  ARR: address round-robin over the
  * slots.  CLOCK: a slot used since the hand last passed gets a second
@@ -439,6 +523,13 @@ static u64 dlm_pick_victim(struct dlm_space *sp, u64 keep, bool *held)
 	u64 n = sp->budget_dpages, i, k;
 
 	*held = false;
+	if (sp->policy == DLM_POLICY_CLOCK && READ_ONCE(dlm_scan_resist)) {
+		k = dlm_pick_cheap(sp, keep, held);
+		if (k == DLM_NO_SLOT)
+			k = dlm_pick_behind(sp, keep, held);
+		if (k != DLM_NO_SLOT)
+			return k;
+	}
 	for (i = 0; i < 3 * n; i++) {	/* read-ahead survives two passes */
 		k = sp->hand;
 		sp->hand = (sp->hand + 1) % n;
@@ -527,6 +618,27 @@ static bool dlm_resident(struct dlm_space *sp, u64 dpn)
 	void *e = xa_load(&sp->dpages, dpn);
 
 	return e && xa_to_value(e) >= DLM_XA_SLOT0;
+}
+
+/*
+ * A fault filled or mapped slot @k with DLM page @dpn: stamp the slot, and
+ * when @dpn continues a sequential stream remember the page
+ * DLM_BEHIND_DIST behind it (scan_resist: dlm_pick_behind()).
+ */
+#define DLM_BEHIND_DIST	3
+static void dlm_note_fault(struct dlm_space *sp, u64 k, u64 dpn)
+{
+	sp->slots[k].stamp = ++sp->fault_seq;
+	if (!READ_ONCE(dlm_scan_resist) || dpn < DLM_BEHIND_DIST ||
+	    !dlm_resident(sp, dpn - 1) ||
+	    !dlm_resident(sp, dpn - DLM_BEHIND_DIST))
+		return;
+	/* From now on an accessed bit says it is still in use. */
+	dlm_space_test_clear_young(sp, dpn - DLM_BEHIND_DIST);
+	sp->behind[sp->behind_head] = dpn - DLM_BEHIND_DIST;
+	sp->behind_head = (sp->behind_head + 1) % DLM_BEHIND_MAX;
+	if (sp->nr_behind < DLM_BEHIND_MAX)
+		sp->nr_behind++;
 }
 
 /*
@@ -783,6 +895,7 @@ again:
 
 			slot->ahead = false;
 			slot->referenced = 1;
+			dlm_note_fault(sp, v - DLM_XA_SLOT0, dpn);
 			ret = dlm_map_frames(vmf, sp, dpn,
 					     dlm_slot_frames(sp, v - DLM_XA_SLOT0));
 			if (slot->ready_ns && ret == VM_FAULT_NOPAGE) {
@@ -885,6 +998,7 @@ again:
 			goto unlock;
 		}
 		sp->nr_resident++;
+		dlm_note_fault(sp, k, dpn);
 		dlm_count(&sp->populates, &dlm_totals.populates);
 		dlm_refill_behind(sp, k);	/* nothing to overlap */
 		goto again;
@@ -907,6 +1021,7 @@ again:
 	dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
 	sp->nr_resident++;
 	slot->referenced = 1;	/* not the refill's next victim */
+	dlm_note_fault(sp, k, dpn);
 	dlm_readahead(sp, dpn);
 	if (dlm_proto_behind(sp))
 		dlm_refill_behind(sp, k);	/* victims go out behind us */

@@ -26,7 +26,7 @@ if ! command -v python3 >/dev/null; then
 	echo "1..0 # SKIP needs python3 for fake_dlmd.py"
 	exit $KSFT_SKIP
 fi
-echo "1..62"
+echo "1..65"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
@@ -184,6 +184,28 @@ echo 0 >$params/readahead_dpages
 rwk "readahead_dpages=0: no read-ahead" \
 	'$(kv readaheads) == 0 && $(kv swapins) > 0' -t 16 -b 1536 -p 64 -r 1
 echo "$old_ra" >$params/readahead_dpages
+
+# scan_resist: a loop over more than the budget.  Three sequential
+# read-backs of 256 DLM pages through 48 slots: CLOCK evicts every page
+# before the next pass reaches it; evicting what the stream has just
+# passed keeps what the next pass reads first.  Then random access by
+# four threads over same-filled and other pages, every word checked.
+echo N >$params/scan_resist
+out=$(timeout 300 "$rw" -t 16 -b 3072 -p 64 -r 1 -c 3 2>&1)
+sr_off=$(kv swapins)
+echo Y >$params/scan_resist
+if [[ $out == *"bad=0 "* ]] && ((sr_off > 0)); then
+	rwk "scan_resist=Y: three read-backs through 48 slots fetch fewer pages than without ($sr_off)" \
+		"\$(kv swapins) + 48 <= $sr_off" -t 16 -b 3072 -p 64 -r 1 -c 3
+else
+	notok "scan_resist: the run without it failed ($out)"
+fi
+rwk "scan_resist=Y: random access, four threads, same-filled pages among others, every word checked" \
+	'$(kv swapins) > 0 && $(kv same_filled) > 0' \
+	-f -t 16 -b 1536 -p 64 -a random -j 4 -c 2
+rwk "scan_resist=Y: 1 MB pages, 25% local, sequential, two rounds" \
+	'$(kv swapins) > 0' -t 16 -b 4096 -p 1024 -r 2 -c 2
+echo N >$params/scan_resist
 
 # Same-filled pages (dlm_rw -f: half the DLM pages hold one repeated value,
 # the others differ from that in one word or byte, or are random): kept as
