@@ -57,7 +57,7 @@ start_daemon() {	# start_daemon MODE
 }
 
 old_timeout=$(cat $params/request_timeout_ms) old_pin=$(cat $params/pin_check)
-old_ra=$(cat $params/readahead_dpages)
+old_ra=$(cat $params/readahead_dpages) old_sr=$(cat $params/scan_resist)
 cleanup() {
 	stop_daemon
 	echo "$old_timeout" >$params/request_timeout_ms
@@ -65,6 +65,7 @@ cleanup() {
 	echo 0 >$params/max_user_requests
 	echo "$old_pin" >$params/pin_check
 	echo "$old_ra" >$params/readahead_dpages
+	echo "$old_sr" >$params/scan_resist
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -205,7 +206,7 @@ rwk "scan_resist=Y: random access, four threads, same-filled pages among others,
 	-f -t 16 -b 1536 -p 64 -a random -j 4 -c 2
 rwk "scan_resist=Y: 1 MB pages, 25% local, sequential, two rounds" \
 	'$(kv swapins) > 0' -t 16 -b 4096 -p 1024 -r 2 -c 2
-echo N >$params/scan_resist
+echo "$old_sr" >$params/scan_resist
 
 # Same-filled pages (dlm_rw -f: half the DLM pages hold one repeated value,
 # the others differ from that in one word or byte, or are random): kept as
