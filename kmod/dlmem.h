@@ -130,6 +130,7 @@ enum dlm_slot_state {
  * @ready_ns: when a FETCH into the slot completed, 0 once mapped.
  * @stamp: the space's @fault_seq when the slot was last filled or faulted
  *	on through its page tables (the order of cheap victims).
+ * @written: dlm_pick_cheap() found it written since filled: not cheap.
  * @req: the transfer in flight (FETCHING, STORING); holds no reference, the
  *	completion clears it under the space's lock.
  */
@@ -141,6 +142,7 @@ struct dlm_slot {
 	u8 fill;
 	bool ahead;
 	bool holds_val;
+	bool written;
 	u64 val;
 	u64 ready_ns;
 	u64 stamp;
@@ -330,6 +332,7 @@ struct dlm_space *dlm_space_create(const struct dlm_setup *setup,
 void dlm_space_put(struct dlm_space *sp);
 void dlm_space_unmap_dpage(struct dlm_space *sp, u64 dpn);
 bool dlm_space_test_clear_young(struct dlm_space *sp, u64 dpn);
+bool dlm_space_test_dirty(struct dlm_space *sp, u64 dpn);
 struct dlm_dpage *dlm_space_get_dpage(struct dlm_space *sp, u64 dpn,
 				      vm_fault_t *ret);
 void dlm_space_stats(struct dlm_space *sp, struct dlm_stats *st);

@@ -465,7 +465,7 @@ static u64 dlm_pick_cheap(struct dlm_space *sp, u64 keep, bool *held)
 			struct dlm_slot *slot = &sp->slots[k];
 
 			if (slot->state != DLM_SLOT_READY || k == keep ||
-			    slot->stamp > recent ||
+			    slot->stamp > recent || slot->written ||
 			    (slot->copy != DLM_COPY_ZERO &&
 			     slot->copy != DLM_COPY_FILL))
 				continue;
@@ -475,6 +475,10 @@ static u64 dlm_pick_cheap(struct dlm_space *sp, u64 keep, bool *held)
 		}
 		if (best == DLM_NO_SLOT)
 			return DLM_NO_SLOT;
+		if (dlm_space_test_dirty(sp, sp->slots[best].dpn)) {
+			sp->slots[best].written = true;	/* a STORE, maybe */
+			continue;
+		}
 		if (dlm_slot_idle(sp, best, keep, held))
 			return best;
 		sp->slots[best].stamp = ++sp->fault_seq;
@@ -622,17 +626,21 @@ static bool dlm_resident(struct dlm_space *sp, u64 dpn)
 
 /*
  * A fault filled or mapped slot @k with DLM page @dpn: stamp the slot, and
- * when @dpn continues a sequential stream remember the page
- * DLM_BEHIND_DIST behind it (scan_resist: dlm_pick_behind()).
+ * when @dpn continues a sequential stream (the DLM_BEHIND_DIST pages
+ * before it all resident: random faults rarely find that) remember the
+ * page DLM_BEHIND_DIST behind it (scan_resist: dlm_pick_behind()).
  */
 #define DLM_BEHIND_DIST	3
 static void dlm_note_fault(struct dlm_space *sp, u64 k, u64 dpn)
 {
+	u64 i;
+
 	sp->slots[k].stamp = ++sp->fault_seq;
-	if (!READ_ONCE(dlm_scan_resist) || dpn < DLM_BEHIND_DIST ||
-	    !dlm_resident(sp, dpn - 1) ||
-	    !dlm_resident(sp, dpn - DLM_BEHIND_DIST))
+	if (!READ_ONCE(dlm_scan_resist) || dpn < DLM_BEHIND_DIST)
 		return;
+	for (i = 1; i <= DLM_BEHIND_DIST; i++)
+		if (!dlm_resident(sp, dpn - i))
+			return;
 	/* From now on an accessed bit says it is still in use. */
 	dlm_space_test_clear_young(sp, dpn - DLM_BEHIND_DIST);
 	sp->behind[sp->behind_head] = dpn - DLM_BEHIND_DIST;
@@ -678,6 +686,7 @@ static void dlm_readahead(struct dlm_space *sp, u64 dpn)
 		sp->slots[k].state = DLM_SLOT_FETCHING;
 		sp->slots[k].referenced = 2;	/* not a victim before use */
 		sp->slots[k].ahead = true;
+		sp->slots[k].written = false;
 		sp->slots[k].req = req;
 		dlm_xa_set(sp, next, DLM_XA_SLOT0 + k);
 		sp->nr_resident++;
@@ -998,6 +1007,7 @@ again:
 			goto unlock;
 		}
 		sp->nr_resident++;
+		slot->written = false;
 		dlm_note_fault(sp, k, dpn);
 		dlm_count(&sp->populates, &dlm_totals.populates);
 		dlm_refill_behind(sp, k);	/* nothing to overlap */
@@ -1021,6 +1031,7 @@ again:
 	dlm_xa_set(sp, dpn, DLM_XA_SLOT0 + k);
 	sp->nr_resident++;
 	slot->referenced = 1;	/* not the refill's next victim */
+	slot->written = false;
 	dlm_note_fault(sp, k, dpn);
 	dlm_readahead(sp, dpn);
 	if (dlm_proto_behind(sp))

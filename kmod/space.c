@@ -125,16 +125,25 @@ static int dlm_pte_test_clear_young(pte_t *pte, unsigned long addr,
 	return 0;
 }
 
+/* Is the entry dirty?  Only read: the CPU may set the bit meanwhile. */
+static int dlm_pte_test_dirty(pte_t *pte, unsigned long addr, void *dirty)
+{
+	if (pte_dirty(ptep_get(pte)))
+		*(bool *)dirty = true;
+	return 0;
+}
+
 /*
- * Test and clear the accessed bits of DLM page @dpn's page-table entries,
- * in every process that maps it; true if any was set.  Walks the vmas of
+ * Apply @fn to DLM page @dpn's page-table entries, in every process that
+ * maps it; true if it said so for any.  Walks the vmas of
  * sp->mapping as unmap_mapping_range() does, and under the same lock,
  * which keeps each vma's page tables from being freed (the kernel's
  * vma_interval_tree_foreach() is not exported: the tree is walked in
  * order of first file offset).  The mapping may not change, so a page
  * referenced this way keeps its entries: the next access costs nothing.
  */
-bool dlm_space_test_clear_young(struct dlm_space *sp, u64 dpn)
+static bool dlm_space_walk_ptes(struct dlm_space *sp, u64 dpn,
+				pte_fn_t fn)
 {
 	unsigned long first = sp->base_pgoff + dpn * sp->ppd;
 	unsigned long last = first + sp->ppd - 1;
@@ -142,7 +151,7 @@ bool dlm_space_test_clear_young(struct dlm_space *sp, u64 dpn)
 	struct vm_area_struct *vma;
 	unsigned long start, end, addr;
 	struct rb_node *node;
-	bool young = false;
+	bool hit = false;
 
 	i_mmap_lock_read(mapping);
 	for (node = rb_first_cached(&mapping->i_mmap); node;
@@ -157,11 +166,22 @@ bool dlm_space_test_clear_young(struct dlm_space *sp, u64 dpn)
 		end = min(last + 1, end);
 		addr = vma->vm_start + ((start - vma->vm_pgoff) << PAGE_SHIFT);
 		apply_to_existing_page_range(vma->vm_mm, addr,
-					     (end - start) << PAGE_SHIFT,
-					     dlm_pte_test_clear_young, &young);
+					     (end - start) << PAGE_SHIFT, fn, &hit);
 	}
 	i_mmap_unlock_read(mapping);
-	return young;
+	return hit;
+}
+
+/* Test and clear the accessed bits of DLM page @dpn; true if any was set. */
+bool dlm_space_test_clear_young(struct dlm_space *sp, u64 dpn)
+{
+	return dlm_space_walk_ptes(sp, dpn, dlm_pte_test_clear_young);
+}
+
+/* Was DLM page @dpn written through an entry still mapped? */
+bool dlm_space_test_dirty(struct dlm_space *sp, u64 dpn)
+{
+	return dlm_space_walk_ptes(sp, dpn, dlm_pte_test_dirty);
 }
 #else
 /* No atomic accessed-bit clear here: unmap, so the next access faults. */
@@ -169,6 +189,12 @@ bool dlm_space_test_clear_young(struct dlm_space *sp, u64 dpn)
 {
 	dlm_space_unmap_dpage(sp, dpn);
 	return false;
+}
+
+/* Not looked at here: taken for written. */
+bool dlm_space_test_dirty(struct dlm_space *sp, u64 dpn)
+{
+	return true;
 }
 #endif
 
