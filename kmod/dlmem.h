@@ -168,6 +168,8 @@ struct dlm_slot {
 
 /* DLM pages behind sequential streams a remote space remembers (remote.c). */
 #define DLM_BEHIND_MAX	32
+/* Cheap victims scan_resist looks at per eviction, oldest first. */
+#define DLM_CHEAP_TRIES	8
 
 /**
  * struct dlm_space - one DLM address space, owned by one open file.

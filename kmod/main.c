@@ -63,10 +63,10 @@ module_param_named(same_filled, dlm_same_filled, bool, 0644);
 MODULE_PARM_DESC(same_filled,
 		 "Keep a written remote DLM page that holds one repeated 8-byte value as that value instead of storing it, as zswap does (default Y)");
 
-bool dlm_scan_resist;
+bool dlm_scan_resist = true;
 module_param_named(scan_resist, dlm_scan_resist, bool, 0644);
 MODULE_PARM_DESC(scan_resist,
-		 "CLOCK policy: evict pages restorable without the daemon (zero- or same-filled) first, then pages sequential streams left behind, most recent first, so that a loop over more than the budget keeps part of it resident (default N)");
+		 "CLOCK policy: evict pages restorable without the daemon (zero- or same-filled) first, then pages sequential streams left behind, most recent first, so that a loop over more than the budget keeps part of it resident (default Y)");
 
 bool dlm_pin_check = true;
 module_param_named(pin_check, dlm_pin_check, bool, 0644);

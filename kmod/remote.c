@@ -445,7 +445,8 @@ static bool dlm_slot_idle(struct dlm_space *sp, u64 k, u64 keep, bool *held)
  * scan_resist: the resident page longest unfaulted on that comes back
  * without the daemon (zero-filled, or filled from the space's table of
  * values, and not written since as far as the slot knows), unless it was
- * used since the last look.  A slot passed over gets a fresh stamp.  The
+ * used since the last look.  One scan of the slots finds the
+ * DLM_CHEAP_TRIES oldest; a slot passed over gets a fresh stamp.  The
  * pages of the last quarter of the budget's faults are not taken: each
  * stream's current page is among them, and an accessed bit cleared while
  * the TLB holds the page is not set again, so it alone would not protect
@@ -453,35 +454,41 @@ static bool dlm_slot_idle(struct dlm_space *sp, u64 k, u64 keep, bool *held)
  */
 static u64 dlm_pick_cheap(struct dlm_space *sp, u64 keep, bool *held)
 {
-	u64 n = sp->budget_dpages, k, best, recent;
-	int tries;
+	u64 n = sp->budget_dpages, k, recent, cand[DLM_CHEAP_TRIES];
+	int nr = 0, i;
 
 	recent = sp->fault_seq - min_t(u64, sp->fault_seq,
 				       max_t(u64, n / 4, 2));
 
-	for (tries = 0; tries < 8; tries++) {
-		best = DLM_NO_SLOT;
-		for (k = 0; k < n; k++) {
-			struct dlm_slot *slot = &sp->slots[k];
+	/* One scan: the oldest candidates, oldest first, ties by slot. */
+	for (k = 0; k < n; k++) {
+		struct dlm_slot *slot = &sp->slots[k];
 
-			if (slot->state != DLM_SLOT_READY || k == keep ||
-			    slot->stamp > recent || slot->written ||
-			    (slot->copy != DLM_COPY_ZERO &&
-			     slot->copy != DLM_COPY_FILL))
-				continue;
-			if (best == DLM_NO_SLOT ||
-			    slot->stamp < sp->slots[best].stamp)
-				best = k;
-		}
-		if (best == DLM_NO_SLOT)
-			return DLM_NO_SLOT;
-		if (dlm_space_test_dirty(sp, sp->slots[best].dpn)) {
-			sp->slots[best].written = true;	/* a STORE, maybe */
+		if (slot->state != DLM_SLOT_READY || k == keep ||
+		    slot->stamp > recent || slot->written ||
+		    (slot->copy != DLM_COPY_ZERO &&
+		     slot->copy != DLM_COPY_FILL))
+			continue;
+		if (nr == DLM_CHEAP_TRIES &&
+		    slot->stamp >= sp->slots[cand[nr - 1]].stamp)
+			continue;
+		i = min(nr, DLM_CHEAP_TRIES - 1);
+		for (; i > 0 && sp->slots[cand[i - 1]].stamp > slot->stamp; i--)
+			cand[i] = cand[i - 1];
+		cand[i] = k;
+		if (nr < DLM_CHEAP_TRIES)
+			nr++;
+	}
+	/* Each one failing a test leaves the candidates; none is taken twice. */
+	for (i = 0; i < nr; i++) {
+		k = cand[i];
+		if (dlm_space_test_dirty(sp, sp->slots[k].dpn)) {
+			sp->slots[k].written = true;	/* a STORE, maybe */
 			continue;
 		}
-		if (dlm_slot_idle(sp, best, keep, held))
-			return best;
-		sp->slots[best].stamp = ++sp->fault_seq;
+		if (dlm_slot_idle(sp, k, keep, held))
+			return k;
+		sp->slots[k].stamp = ++sp->fault_seq;
 	}
 	return DLM_NO_SLOT;
 }
