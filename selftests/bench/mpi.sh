@@ -305,5 +305,5 @@ for ((r = 1; r <= pairs; r++)); do
 done
 
 report mpi_report.py "$csv" "$out/mpi.png" \
-	"stream ${mb} MB x 3, ${iters} iterations, 1 MB DLM pages; himeno $hsize ($hmb MB), $hiters sweeps, $hpage KB DLM pages; $rounds rounds, $pairs pairs for the Himeno bar; $(uname -r)" |
+	"stream ${mb} MB x 3, ${iters} iterations, 1 MB DLM pages; himeno $hsize ($hmb MB), $hiters sweeps, $hpage KB DLM pages; $rounds rounds, $pairs pairs for the Himeno bar; scan_resist=$(cat "$params/scan_resist"); $(uname -r)" |
 	tee "$out/mpi.txt"
