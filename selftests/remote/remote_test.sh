@@ -173,9 +173,10 @@ rwk "3 pages ahead in 24 slots: no page fetched twice, none evicted unused" \
 # evicted unused and the depth falls to 1, so allowing 3 pages ahead reads
 # at most 1.5 times as many as allowing 1 (1.33-1.39 measured; a build
 # that never lowered the depth read 1.65 times as many and failed this).
-# Both runs without scan_resist: it changes which pages dlm_rw's in-order
-# write pass leaves resident, and so what the random reads find there
-# (with it, 1 allowed read 92-93 ahead, 3 allowed 150-151).
+# Both runs without scan_resist, which lowered the first count (1 allowed:
+# 92-93 ahead with it, 106-111 without; 3 allowed: 150-151 either way),
+# likely (not verified) as it changes which pages dlm_rw's in-order write
+# pass leaves resident for the random reads that follow.
 echo N >$params/scan_resist
 echo 1 >$params/readahead_dpages
 rwk "random access, 1 page ahead allowed" '$(kv readaheads) > 0' \
