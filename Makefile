@@ -69,7 +69,7 @@ USER_CFLAGS	:= -O2 -g -Wall $(USER_WERROR) -I$(CURDIR)/uapi
 KSFT_INC	:= $(O)/kselftest
 
 .PHONY: all modules vm-kmod user help deps check check-native check-vm check-vm-new check-debug check-asan lint \
-	sparse checkpatch dkms-test intree-test demo bench bench-mpi bench-verbs bench-fmpl \
+	sparse checkpatch dkms-test intree-test demo bench bench-mpi bench-mpi-pairs bench-verbs bench-fmpl \
 	bench-replicas soak \
 	bench-umode bench-awgstar bench-cpu bench-wakeup \
 	install install-udev clean
@@ -98,6 +98,8 @@ help:
 	@echo '                  table and PNG in $(RESULTS)/bench'
 	@echo 'make bench-mpi    triad and Himeno over the tcp, Open MPI and MPICH transports,'
 	@echo '                  kernel and MPI swap protocols side by side (BENCH_MPI_ARGS)'
+	@echo 'make bench-mpi-pairs  issue 4'"'"'s Himeno bar alone: PAIRS rounds (default 5) of all-local'
+	@echo '                  Himeno, then Himeno at 7% in a fresh job, per transport; in $(RESULTS)/bench-pairs'
 	@echo 'make bench-cpu    Himeno at 7% local over tcp, daemons --sched batch and normal, vs'
 	@echo '                  all-local: CPU busy/idle and run-queue waits per thread (BENCH_CPU_ARGS)'
 	@echo 'make bench-wakeup what a wake-up on the program'"'"'s CPU costs it (a sleeper beside'
@@ -328,6 +330,14 @@ bench-mpi: deps
 	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 10800 --out $(RESULTS)/vm-bench-mpi -- \
 		env DLM_KO=$(VM_KO) RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench \
 		selftests/bench/mpi.sh $(BENCH_MPI_ARGS)
+
+# Issue 4's Himeno bar alone (mpi.sh PAIRS_ONLY=1), a few minutes.
+PAIRS		?= 5
+bench-mpi-pairs: deps
+	@$(MAKE) --no-print-directory all vm-kmod
+	vm-images/vm-run --kernel $(VM_KERNEL) --timeout 10800 --out $(RESULTS)/vm-bench-mpi-pairs -- \
+		env DLM_KO=$(VM_KO) RUN_TIMEOUT=600 DLM_BENCH_OUT=$(RESULTS)/bench-pairs \
+		PAIRS_ONLY=1 PAIRS=$(PAIRS) selftests/bench/mpi.sh 32 3 7
 
 BENCH_CPU_ARGS	?= 7 3
 # The daemons' CPU policies to compare (dlmd --sched); empty: batch normal.

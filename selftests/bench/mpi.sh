@@ -49,6 +49,10 @@
 #                (fetch) and swap-out (store) latency from its stats file,
 #                and the kernel's count of faults that waited for a
 #                previous swap-out (store_waits)
+#   pairs only   PAIRS_ONLY=1: the all-local reference and the pairs, no
+#                other stage (the Himeno bar alone, in minutes; with a
+#                large PAIRS, whether runs at the lowest ratio slow down
+#                as jobs come and go while all-local runs do not)
 #
 # Run as root in the VM:  vm-images/vm-run -- selftests/bench/mpi.sh
 # (make bench-mpi).  Writes OUT/mpi.csv, OUT/mpi.txt, OUT/mpi.png (OUT:
@@ -81,6 +85,8 @@ dcpus=1-$((ncpu - 1))	# the daemons' CPUs in the split runs
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "mpi.sh: ROUNDS must be a positive integer" >&2; exit 2; }
 pairs=${PAIRS:-5}
 [[ $pairs =~ ^[1-9][0-9]*$ ]] || { echo "mpi.sh: PAIRS must be a positive integer" >&2; exit 2; }
+pairs_only=${PAIRS_ONLY:-0}
+[[ $pairs_only == [01] ]] || { echo "mpi.sh: PAIRS_ONLY must be 0 or 1" >&2; exit 2; }
 stream=$bin/bench/stream
 himeno=$bin/bench/himeno
 tmp=$(mktemp -d)
@@ -229,6 +235,7 @@ for tr in $transports; do
 		continue
 	fi
 	ran+=("$tr")
+	((pairs_only)) && continue
 	# Default protocols, every ratio; the latency of the lowest ratio.
 	for pct in "${pcts[@]}"; do
 		start_dlmd "$tr" || continue 2
@@ -305,5 +312,5 @@ for ((r = 1; r <= pairs; r++)); do
 done
 
 report mpi_report.py "$csv" "$out/mpi.png" \
-	"stream ${mb} MB x 3, ${iters} iterations, 1 MB DLM pages; himeno $hsize ($hmb MB), $hiters sweeps, $hpage KB DLM pages; $rounds rounds, $pairs pairs for the Himeno bar; scan_resist=$(cat "$params/scan_resist"); $(uname -r)" |
+	"stream ${mb} MB x 3, ${iters} iterations, 1 MB DLM pages; himeno $hsize ($hmb MB), $hiters sweeps, $hpage KB DLM pages; $( ((pairs_only)) && echo "pairs only" || echo "$rounds rounds"), $pairs pairs for the Himeno bar; scan_resist=$(cat "$params/scan_resist"); $(uname -r)" |
 	tee "$out/mpi.txt"

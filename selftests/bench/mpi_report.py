@@ -15,7 +15,8 @@ lowest ratio with the daemons under SCHED_IDLE, and over the MPIs with rank
 0 left to the scheduler (dlmd --cpu none), each beside the default; dlmd's
 swap-in and swap-out latency; and issue 4's bars, the Himeno bar from
 mpi.sh's pairs (all-local Himeno, then Himeno at the lowest ratio in a
-fresh job right after it): the median of the pairs' time ratios.  Plots time
+fresh job right after it): the median of the pairs' time ratios, with
+the pairs round by round before it.  Plots time
 relative to all-local memory against the local-memory ratio (as the paper's
 Fig. 11): triad on the left, Himeno on the right.
 
@@ -36,6 +37,48 @@ def load(path):
         key = (r['kind'], r['transport'], r['protocol'], int(r['local_pct']))
         rows.setdefault(key, []).append(r)
     return rows
+
+
+def pair_table(rows, trs, low):
+    """The pairs round by round: all-local and lowest-ratio MFLOPS per
+    transport; with four rounds or more, the medians of the first half of
+    the rounds against the second (a slowdown over the run shows there)."""
+    got = {t: (rows.get(('himeno', 'local', f'pair-{t}', 100), []),
+               rows.get(('himeno', t, 'pair', low), [])) for t in trs}
+    n = max((len(d) for _, d in got.values()), default=0)
+    if not n:
+        return
+
+    def mf(r):
+        return float(r['value']) if r['status'] == 'ok' and r['value'] \
+            else None
+    print(f'\npairs round by round: Himeno MFLOPS all-local / at {low}% '
+          '(time ratio)')
+    print('%-6s' % 'round' + ''.join('%26s' % t for t in trs))
+    for i in range(n):
+        cells = []
+        for t in trs:
+            loc, dlm = got[t]
+            a = mf(loc[i]) if i < len(loc) else None
+            b = mf(dlm[i]) if i < len(dlm) else None
+            cells.append('%26s' % (f'{a:.1f} / {b:.1f} ({a / b:.2f}x)'
+                                   if a and b else 'failed'))
+        print('%-6d' % (i + 1) + ''.join(cells))
+    if n < 4:
+        return
+    h = n // 2
+    print(f'medians, rounds 1-{h} against {n - h + 1}-{n}:')
+    for t in trs:
+        loc, dlm = got[t]
+        parts = []
+        for name, rs in (('all-local', loc), (f'at {low}%', dlm)):
+            v = [mf(r) for r in rs]
+            a = [x for x in v[:h] if x]
+            b = [x for x in v[n - h:] if x]
+            if a and b:
+                parts.append(f'{name} {statistics.median(a):.1f} -> '
+                             f'{statistics.median(b):.1f}')
+        print(f'  {t:8s} ' + ', '.join(parts))
 
 
 def main():
@@ -67,10 +110,14 @@ def main():
                 b['value'] else None for a, b in zip(loc, dlm)]
 
     trs = [t for t in TRANSPORTS if any(k[1] == t for k in rows)]
-    pcts = sorted({k[3] for k in rows if k[1] in trs and k[2] == 'default'},
+    pcts = sorted({k[3] for k in rows
+                   if k[1] in trs and k[2] in ('default', 'pair')},
                   reverse=True)
     low = min(pcts) if pcts else None
     print(title)
+    if not any(k[2] == 'default' for k in rows):
+        print('(pairs only, PAIRS_ONLY=1: the tables before the pairs are '
+              'empty)')
     rel = {}
     for kind, unit in (('stream', 'triad MB/s'), ('himeno', 'MFLOPS')):
         local = val(kind, 'local', '-', 100)
@@ -221,6 +268,8 @@ def main():
             if e:
                 print(f'  {t:8s} {p:16s} {e}')
 
+        pair_table(rows, trs, low)
+
         print('\nbars (issue 4):')
         if not best:
             print('  cross/async vs serial: no data')
@@ -274,6 +323,10 @@ def main():
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
     for ax, kind, name in ((axes[0], 'stream', 'STREAM triad'),
                            (axes[1], 'himeno', 'Himeno')):
+        if not any(k[0].startswith(kind) and v for k, v in rel.items()):
+            ax.set_axis_off()   # PAIRS_ONLY: no triad at all
+            ax.text(0.5, 0.5, f'{name}: not run', ha='center')
+            continue
         colors = {}
         for t in trs:
             xs = [p for p in pcts if rel.get((kind, t, p))]

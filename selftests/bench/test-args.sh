@@ -59,7 +59,7 @@ bad() {
 }
 
 echo "TAP version 13"
-echo "1..79"
+echo "1..84"
 
 for s in stream.sh mpi.sh verbs.sh umode.sh replicas.sh; do
 	bad "$s" "PERCENT '7.5'" 32 3 7.5
@@ -74,6 +74,7 @@ PAIRS=-1 bad mpi.sh "PAIRS must be a positive integer" 32 3 7
 SPLIT=2 bad mpi.sh "SPLIT must be 0 or 1" 32 3 7
 IDLE=x bad mpi.sh "IDLE must be 0 or 1" 32 3 7
 UNPINNED=yes bad mpi.sh "UNPINNED must be 0 or 1" 32 3 7
+PAIRS_ONLY=2 bad mpi.sh "PAIRS_ONLY must be 0 or 1" 32 3 7
 bad wakeup.sh "PERCENT must be 1-99" 100
 bad wakeup.sh "ROUNDS must be a positive integer" 7 0
 WAKE_US=0 bad wakeup.sh "WAKE_US must be 1-10000000" 7
