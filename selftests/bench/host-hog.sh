@@ -13,11 +13,9 @@
 #   selftests/bench/host-hog.sh /tmp/p.log
 set -uo pipefail
 
-if (($# != 1)) || [[ $1 == -h || $1 == --help ]]; then
-	sed -n '4,13p' "$0" | sed 's/^# \{0,1\}//'
-	[[ ${1:-} == -h || ${1:-} == --help ]] && exit 0
-	exit 2
-fi
+usage() { sed -n '4,13p' "$0" | sed 's/^# \{0,1\}//'; }
+case ${1:-} in -h | --help) usage; exit 0 ;; esac
+(($# == 1)) || { usage >&2; exit 2; }
 log=$1
 hog=
 last=0

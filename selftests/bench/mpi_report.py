@@ -39,12 +39,19 @@ def load(path):
     return rows
 
 
+def pair_rows(rows, tr, pct):
+    """TR's pairs at PCT: the all-local rows and the rows at PCT, in the
+    order mpi.sh wrote them (it writes both rows of a pair, failed or
+    not)."""
+    return (rows.get(('himeno', 'local', f'pair-{tr}', 100), []),
+            rows.get(('himeno', tr, 'pair', pct), []))
+
+
 def pair_table(rows, trs, low):
     """The pairs round by round: all-local and lowest-ratio MFLOPS per
     transport; with four rounds or more, the medians of the first half of
     the rounds against the second (a slowdown over the run shows there)."""
-    got = {t: (rows.get(('himeno', 'local', f'pair-{t}', 100), []),
-               rows.get(('himeno', t, 'pair', low), [])) for t in trs}
+    got = {t: pair_rows(rows, t, low) for t in trs}
     n = max((len(d) for _, d in got.values()), default=0)
     if not n:
         return
@@ -103,8 +110,7 @@ def main():
 
     def pairs(tr, pct):
         """The time ratios of TR's pairs at PCT, None for a failed one."""
-        loc = rows.get(('himeno', 'local', f'pair-{tr}', 100), [])
-        dlm = rows.get(('himeno', tr, 'pair', pct), [])
+        loc, dlm = pair_rows(rows, tr, pct)
         return [float(a['value']) / float(b['value'])
                 if a['status'] == b['status'] == 'ok' and a['value'] and
                 b['value'] else None for a, b in zip(loc, dlm)]
